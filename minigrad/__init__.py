@@ -1,0 +1,39 @@
+"""minigrad: a small autograd library with PyTorch's names, on NumPy and Numba.
+
+    import minigrad
+    x = minigrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).sum().backward()
+    x.grad  # tensor([2., 4., 6.])
+
+Read it in this order: ``tensor.py`` (the data), ``autograd/function.py``
+(an operation and its derivative), ``autograd/engine.py`` (the backward pass),
+then ``ops/`` (every derivative, one file per family).
+"""
+from minigrad.dtypes import bool_ as bool, double, dtype, float, float32, float64, int32, int64, long  # noqa: A001
+from minigrad.tensor import Size, Tensor
+from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.creation import (
+    arange, eye, from_numpy, full, linspace, manual_seed, ones, ones_like, rand, randint, randn,
+    randperm, tensor, zeros, zeros_like,
+)
+from minigrad.functional_ops import argmax, cat, clamp, log_softmax, matmul, maximum, softmax, stack, where
+from minigrad import autograd
+
+__version__ = "0.1.0"
+
+
+def _tensor_function(name: str):
+    def fn(input: Tensor, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    fn.__name__ = name
+    fn.__doc__ = f"``minigrad.{name}(t, ...)`` is ``t.{name}(...)``."
+    return fn
+
+
+# minigrad.exp(t), minigrad.sum(t, dim) ... as in PyTorch: the same as the methods.
+for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "mean", "max", "min",
+              "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze", "pow", "neg",
+              "argmin", "clone", "detach"):
+    globals()[_name] = _tensor_function(_name)
+del _name

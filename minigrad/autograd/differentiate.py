@@ -1,0 +1,96 @@
+"""``backward`` and ``grad``: check the arguments, seed the gradients, run the engine."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from minigrad.autograd.engine import run_backward
+
+
+def _as_tuple(x) -> tuple:
+    from minigrad.tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _seed(outputs: tuple, grad_outputs) -> tuple[list, list]:
+    """The root edges and their initial gradients (ones for a scalar output)."""
+    from minigrad.tensor import Tensor
+
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(
+            f"grad can be implicitly created only for scalar outputs: got {len(grad_outputs)} "
+            f"gradients for {len(outputs)} outputs"
+        )
+    edges, grads = [], []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not out.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn. "
+                "Did you create it under no_grad(), detach it, or forget requires_grad=True on its inputs?"
+            )
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs, but output {i} has shape "
+                    f"{list(out.shape)}: call .sum() first, or pass gradient= a tensor of that shape"
+                )
+            g = Tensor._ones(out.shape, out.dtype)
+        elif not isinstance(g, Tensor):
+            raise TypeError(f"gradient for output {i} must be a Tensor, got {type(g).__name__}")
+        elif g.shape != out.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of {out.shape}."
+            )
+        edges.append(out._edge())
+        grads.append(g)
+    return edges, grads
+
+
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs=None,
+) -> None:
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves."""
+    tensors = _as_tuple(tensors)
+    edges, grads = _seed(tensors, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is None:
+        run_backward(edges, grads, retain_graph, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    results = run_backward(edges, grads, retain_graph, create_graph, capture=[t._edge() for t in inputs])
+    for t, g in zip(inputs, results):
+        if g is not None:
+            t._edge()[0].accumulate(g) if t.is_leaf else t._accumulate_retained(g)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple:
+    """Return d(outputs)/d(inputs) without touching any ``.grad``."""
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    edges, grads = _seed(outputs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    results = run_backward(edges, grads, retain_graph, create_graph, capture=[t._edge() for t in inputs])
+    if not allow_unused and any(g is None for g in results):
+        raise RuntimeError(
+            "One of the differentiated Tensors appears to not have been used in the graph. "
+            "Set allow_unused=True if this is the desired behavior."
+        )
+    return tuple(results)

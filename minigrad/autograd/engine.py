@@ -1,0 +1,125 @@
+"""The backward engine: visit the graph in topological order, once per node.
+
+Two steps, both iterative so that a graph 100,000 nodes deep needs no recursion:
+
+1. ``topological_order``: count, for every node, how many edges lead into it
+   from its consumers; then repeatedly take a node whose consumers have all
+   run (Kahn's algorithm). Among ready nodes, the most recently created runs
+   first, as in PyTorch: this keeps memory low and the order deterministic.
+2. ``run_backward``: walk that order; each node gets the sum of the gradients
+   its consumers sent it, runs its backward, and sends a gradient to each input.
+   Unless ``retain_graph``, a node frees its saved tensors right after it runs.
+"""
+from __future__ import annotations
+
+import contextlib
+import heapq
+from typing import Callable, Iterator, Sequence
+
+from minigrad.autograd.graph import AccumulateGrad, Node
+from minigrad.autograd.grad_mode import set_grad_enabled
+
+
+def topological_order(roots: Sequence[Node]) -> list[Node]:
+    """Every node reachable from ``roots``, each after all of its consumers."""
+    dependencies: dict[Node, int] = {}
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            dependencies[child] = dependencies.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+
+    ready = [(-node._sequence_nr, node) for node in seen if node not in dependencies]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, node = heapq.heappop(ready)
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            dependencies[child] -= 1
+            if dependencies[child] == 0:
+                heapq.heappush(ready, (-child._sequence_nr, child))
+    return order
+
+
+_order_function: Callable[[Sequence[Node]], list[Node]] = topological_order
+
+
+@contextlib.contextmanager
+def use_order(order_function: Callable[[Sequence[Node]], list[Node]]) -> Iterator[None]:
+    """Let ``order_function(roots)`` decide the order of every backward in this block.
+
+    This is how a learner's own topological sort drives the real engine.
+    """
+    global _order_function
+    previous, _order_function = _order_function, order_function
+    try:
+        yield
+    finally:
+        _order_function = previous
+
+
+def run_backward(
+    roots: Sequence[tuple[Node, int]],
+    root_grads: Sequence,
+    retain_graph: bool,
+    create_graph: bool,
+    capture: Sequence[tuple[Node, int]] = (),
+) -> list:
+    """Propagate ``root_grads`` from the ``roots`` edges down to the leaves.
+
+    With ``capture`` (used by ``autograd.grad``), the gradients arriving at those
+    edges are returned instead of accumulated into ``.grad``, and only the nodes
+    that lead to them are run.
+    """
+    buffers: dict[Node, list] = {}
+    for (node, output_nr), grad in zip(roots, root_grads):
+        _add_to_buffer(buffers, node, output_nr, grad)
+    order = _order_function(list(buffers))
+
+    wanted = set()
+    if capture:
+        targets = {node for node, _ in capture}
+        # A node is worth running only if some captured edge lies below it.
+        for node in reversed(order):
+            if any(child in targets or child in wanted for child, _ in node.next_functions):
+                wanted.add(node)
+    captured: dict[tuple[Node, int], object] = {}
+
+    with set_grad_enabled(create_graph):
+        for node in order:
+            grads = buffers.pop(node, None)
+            if grads is None:
+                continue  # no gradient reached this node
+            grads = node._call_pre_hooks(grads)
+            if capture:
+                for output_nr, g in enumerate(grads):
+                    captured[(node, output_nr)] = g
+                if node not in wanted:
+                    continue
+            if isinstance(node, AccumulateGrad):
+                node.accumulate(grads[0])
+                continue
+            input_grads = node._run_backward(grads)
+            if not retain_graph:
+                node._release_saved()
+            for (child, output_nr), grad in zip(node.next_functions, input_grads):
+                if child is not None and grad is not None:
+                    _add_to_buffer(buffers, child, output_nr, grad)
+    return [captured.get(edge) for edge in capture]
+
+
+def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad) -> None:
+    """Sum gradients arriving at the same node output (a tensor used several times)."""
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * node._num_outputs
+    slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad

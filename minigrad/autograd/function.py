@@ -1,0 +1,302 @@
+"""``Function``: an operation that knows its own derivative.
+
+Subclass it with two static methods and call it through ``apply``::
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            y, = ctx.saved_tensors
+            return grad_output * y
+
+    y = Exp.apply(x)
+
+``apply`` makes a fresh ``ctx`` for every call. That ``ctx`` is also the graph
+node (its class is generated: ``ExpBackward``), which is why calls never share
+state and why error messages name ``ExpBackward``. The older instance-style
+API, where state lived on ``self``, is ``minigrad.autograd.StatefulFunction``.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any
+
+from minigrad.autograd.graph import Node, SavedTensor
+from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
+
+
+class FunctionCtx(Node):
+    """The ``ctx`` of one call of a Function, and that call's node in the graph."""
+
+    _forward_cls: type
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._to_save: tuple = ()
+        self._saved: list | None = None  # packed SavedTensors, None once freed
+        self._freed = False
+        self._dirty: tuple = ()
+        self._non_differentiable: tuple = ()
+        self._materialize_grads = True
+
+    # -- what forward may call -------------------------------------------------
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors (or None) for backward; read them back with ``saved_tensors``.
+
+        Saved tensors are checked for in-place changes when read: the gradient
+        would silently be wrong if a value it needs changed in between.
+        """
+        from minigrad.tensor import Tensor
+
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}. Store non-tensor values as attributes: ctx.name = value"
+                )
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that forward modified in place (and returns)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that have no gradient, such as argmax indices."""
+        from minigrad.tensor import Tensor
+
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"mark_non_differentiable only accepts variable arguments, but got {type(t).__name__}")
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With False, backward gets None (not zeros) for outputs that got no gradient."""
+        if not isinstance(value, bool):
+            raise TypeError(f"set_materialize_grads expects a bool, but got {type(value).__name__}")
+        self._materialize_grads = value
+
+    # -- what backward may read ------------------------------------------------
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._freed:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward."
+            )
+        if self._saved is None:  # still inside forward
+            return self._to_save
+        return tuple(None if s is None else s.unpack(self) for s in self._saved)
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def _release_saved(self) -> None:
+        if self._saved:
+            self._saved = None
+            self._freed = True
+
+    # -- what the engine calls ---------------------------------------------------
+    def _run_backward(self, grad_outputs: list) -> tuple:
+        """Call the user's backward and check what it returned."""
+        if self._materialize_grads:
+            from minigrad.tensor import Tensor
+
+            grad_outputs = [
+                Tensor._zeros(shape, dtype) if g is None else g
+                for g, (shape, dtype) in zip(grad_outputs, self._output_meta)
+            ]
+        grads = self._forward_cls.backward(self, *grad_outputs)
+        return self._validate_grads(grads)
+
+    def _validate_grads(self, grads) -> tuple:
+        from minigrad.tensor import Tensor
+
+        name = self.name()
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        n_inputs = len(self._input_meta)
+        if len(grads) > n_inputs and all(g is None for g in grads[n_inputs:]):
+            grads = grads[:n_inputs]
+        if len(grads) != n_inputs:
+            raise RuntimeError(
+                f"function {name} returned an incorrect number of gradients (expected {n_inputs}, "
+                f"got {len(grads)}): backward must return one gradient per forward input, "
+                "with None for inputs that are not tensors or need no gradient"
+            )
+        checked = []
+        for i, (g, meta, needed) in enumerate(zip(grads, self._input_meta, self.needs_input_grad)):
+            if g is None:
+                checked.append(None)
+                continue
+            if meta is None:
+                raise RuntimeError(
+                    f"function {name} returned a gradient different than None at position {i + 1}, "
+                    "but the corresponding forward input was not a Variable"
+                )
+            if not isinstance(g, Tensor):
+                hint = " (wrap NumPy results with minigrad.tensor(...))" if hasattr(g, "__array__") else ""
+                raise TypeError(f"function {name} returned {type(g).__name__} at position {i + 1}: expected Tensor or None{hint}")
+            shape, dtype = meta
+            if g.shape != shape:
+                if not _is_expandable_to(shape, g.shape):
+                    raise RuntimeError(
+                        f"Function {name} returned an invalid gradient at index {i} - got "
+                        f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                    )
+                from minigrad.ops.broadcast import sum_to
+
+                g = sum_to(g, shape)
+            if g.dtype != dtype:
+                g = g.to(dtype)
+            checked.append(g if needed else None)
+        return tuple(checked)
+
+
+def _is_expandable_to(shape: tuple, desired: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``desired`` (so a gradient can be summed back)."""
+    if len(shape) > len(desired):
+        return False
+    return all(s == 1 or s == d for s, d in zip(reversed(shape), reversed(desired)))
+
+
+class Function:
+    """Base class of differentiable operations; see the module docstring."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
+        cls._backward_cls = type(node_name, (FunctionCtx,), {"_forward_cls": cls})
+
+    def __init__(self, *args, **kwargs) -> None:
+        warnings.warn(
+            f"{type(self).__name__} should not be instantiated. Methods on autograd functions are "
+            "all static, so you should invoke them on the class itself.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method: call "
+            f"{type(self).__name__}.apply(...) on the class, not on an instance. (For the old "
+            "instance style, subclass minigrad.autograd.StatefulFunction.)"
+        )
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args, **kwargs) -> Any:
+        raise NotImplementedError("subclasses of Function must implement forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs) -> Any:
+        raise NotImplementedError("subclasses of Function must implement backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward without recording, then record one node for the whole call."""
+        from minigrad.tensor import Tensor
+
+        ctx = cls._backward_cls()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        record = any(ctx.needs_input_grad) and is_grad_enabled()
+        with no_grad():
+            outputs = cls.forward(ctx, *args, **kwargs)
+        is_tuple = isinstance(outputs, tuple)
+        outputs = outputs if is_tuple else (outputs,)
+        for i, out in enumerate(outputs):
+            if not isinstance(out, Tensor):
+                raise TypeError(
+                    f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, but output {i} "
+                    f"is {type(out).__name__}" + (" (wrap it with minigrad.tensor(...))" if hasattr(out, "__array__") else "")
+                )
+        outputs = _connect_outputs(ctx, args, outputs, record)
+        return outputs if is_tuple else outputs[0]
+
+
+def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, record: bool) -> tuple:
+    """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved."""
+    from minigrad.tensor import Tensor
+
+    dirty = {id(t) for t in ctx._dirty}
+    if dirty - {id(o) for o in outputs}:
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned as output. "
+            "The inputs that are modified inplace must all be outputs of the Function."
+        )
+    for t in ctx._dirty:
+        if t._requires_grad and t.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        t._version_counter.value += 1  # NumPy writes are invisible to us: count the change here
+    if not record:
+        return outputs
+
+    ctx.next_functions = tuple(a._edge() if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in inputs)
+    ctx._input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in inputs]
+    ctx._num_outputs = len(outputs)
+    ctx._output_meta = [(o.shape, o.dtype) for o in outputs]
+    non_differentiable = {id(t) for t in ctx._non_differentiable}
+    input_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
+    connected = []
+    for i, out in enumerate(outputs):
+        if id(out) in input_ids and id(out) not in dirty:
+            out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
+        if id(out) in non_differentiable or not out.dtype.is_floating_point:
+            out._requires_grad = False
+        else:
+            out._requires_grad, out.grad_fn, out._output_nr = True, ctx, i
+        connected.append(out)
+
+    output_nr = {id(o): i for i, o in enumerate(outputs)}
+    ctx._saved = [None if t is None else SavedTensor(t, output_nr.get(id(t))) for t in ctx._to_save]
+    ctx._to_save = ()
+    return tuple(connected)
+
+
+def once_differentiable(backward):
+    """Decorate a backward that uses NumPy, so it cannot be differentiated again.
+
+    It runs without recording, and if the caller asked for ``create_graph`` its
+    results carry a node that raises as soon as a second backward reaches it.
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        with no_grad():
+            grads = backward(ctx, *grad_outputs)
+        if not is_grad_enabled() or not any(g is not None and g._requires_grad for g in grad_outputs):
+            return grads
+        single = not isinstance(grads, tuple)
+        grads = (grads,) if single else grads
+        # The results were computed without recording; route them through a node
+        # that raises, so a second differentiation fails loudly instead of giving zeros.
+        grads = tuple(None if g is None else _DelayedError.apply(g.detach().requires_grad_(), ctx.name()) for g in grads)
+        return grads[0] if single else grads
+
+    return wrapper
+
+
+class _DelayedError(Function):
+    node_name = "DelayedError"
+
+    @staticmethod
+    def forward(ctx, grad, name):
+        ctx.fn_name = name
+        return grad._alias()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            f"trying to differentiate twice a function that was marked with @once_differentiable "
+            f"({ctx.fn_name}): its backward is not built from differentiable operations. "
+            "Write backward with tensor operations to support create_graph=True."
+        )
+

@@ -1,0 +1,67 @@
+"""Grad mode: one global switch that says whether operations are recorded.
+
+``no_grad`` turns recording off (evaluation, optimizer steps, the inside of a
+Function's forward); ``enable_grad`` turns it back on. The engine sets it to
+``create_graph`` while running backward, which is what makes derivatives of
+derivatives possible.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+
+class _GradMode:
+    enabled = True
+
+
+def is_grad_enabled() -> bool:
+    """True when new operations are recorded in the graph."""
+    return _GradMode.enabled
+
+
+class set_grad_enabled:
+    """Set grad mode on or off, as a function call or a context manager."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _GradMode.enabled
+        _GradMode.enabled = bool(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _GradMode.enabled = self.prev
+
+
+class _GradModeContext:
+    """Base of ``no_grad`` / ``enable_grad``: a context manager and a decorator."""
+
+    mode: bool
+
+    def __enter__(self) -> None:
+        self.prev = _GradMode.enabled
+        _GradMode.enabled = self.mode
+
+    def __exit__(self, *exc) -> None:
+        _GradMode.enabled = self.prev
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Record nothing inside this block: results have ``requires_grad=False``."""
+
+    mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Record operations again, even inside ``no_grad``."""
+
+    mode = True

@@ -1,0 +1,29 @@
+"""Small datasets for the course, and tools to feed them to a model.
+
+Everything here works offline: nothing is ever downloaded. The toy sets are
+generated from a seed, and the digits ship inside the package
+(``digits.csv.gz``, UCI data under CC BY 4.0; see ``DIGITS_LICENSE.txt``).
+
+Datasets (NumPy arrays in, NumPy arrays out):
+
+- ``make_moons``, ``make_circles``, ``make_spirals``: 2-D toy classification
+- ``load_digits``: 1797 real 8x8 handwritten digits, 10 classes
+- ``train_test_split``: a seeded, optionally stratified split
+"""
+from __future__ import annotations
+
+# --- datasets ----------------------------------------------------------------
+from .digits import load_digits
+from .split import train_test_split
+from .toy import make_circles, make_moons, make_spirals
+
+__all__ = [
+    "make_moons",
+    "make_circles",
+    "make_spirals",
+    "load_digits",
+    "train_test_split",
+]
+
+# --- loading (TensorDataset, DataLoader) -------------------------------------
+# Kept in loader.py; its imports and __all__ entries go here.

@@ -1,0 +1,102 @@
+"""Data types, and PyTorch's rules for mixing them.
+
+A minigrad dtype is a thin name around a NumPy dtype. It exists so that
+``x.dtype`` prints ``minigrad.float32`` (as PyTorch prints ``torch.float32``)
+and so that type promotion follows PyTorch rather than NumPy: in PyTorch an
+integer tensor times a float32 tensor is float32, in NumPy it is float64.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type. Compare with ``==``; use ``.is_floating_point``."""
+
+    __slots__ = ("name", "numpy")
+
+    def __init__(self, name: str, numpy_type: type) -> None:
+        self.name = name
+        self.numpy = np.dtype(numpy_type)
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.numpy.kind == "f"
+
+    def __repr__(self) -> str:
+        return f"minigrad.{self.name}"
+
+    def __reduce__(self):  # pickle as the module-level singleton
+        return (getattr, (_module(), self.name))
+
+
+def _module():
+    import minigrad
+
+    return minigrad
+
+
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+int32 = dtype("int32", np.int32)
+int64 = dtype("int64", np.int64)
+bool_ = dtype("bool", np.bool_)
+float = float32  # PyTorch aliases: torch.float is float32, torch.double is float64
+double = float64
+long = int64
+
+_BY_NUMPY = {d.numpy: d for d in (float32, float64, int32, int64, bool_)}
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}  # bool < integer < floating point
+default_float = float32
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
+    """The minigrad dtype for a NumPy dtype; float16 and unsigned types are refused."""
+    try:
+        return _BY_NUMPY[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert NumPy array of type {np.dtype(np_dtype)}: minigrad supports "
+            "float32, float64, int32, int64 and bool"
+        ) from None
+
+
+def to_numpy_dtype(d) -> np.dtype:
+    """Accept a minigrad dtype, a NumPy dtype or a Python type such as ``float``."""
+    if isinstance(d, dtype):
+        return d.numpy
+    if d is builtins.float:
+        return default_float.numpy
+    if d is builtins.int:
+        return int64.numpy
+    if d is builtins.bool:
+        return bool_.numpy
+    return from_numpy_dtype(np.dtype(d)).numpy
+
+
+def result_type(a, b) -> np.dtype:
+    """The NumPy dtype of ``a op b`` under PyTorch's promotion rules.
+
+    ``a`` and ``b`` are NumPy arrays (tensor operands) or Python scalars.
+    A scalar only matters when it is of a higher category than the tensor:
+    ``int_tensor * 2.5`` is float32 (the default float), not float64.
+    """
+    a_is_array, b_is_array = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
+    if a_is_array and b_is_array:
+        ka, kb = _CATEGORY[a.dtype.kind], _CATEGORY[b.dtype.kind]
+        if ka == kb:
+            return np.promote_types(a.dtype, b.dtype)
+        return a.dtype if ka > kb else b.dtype
+    array, scalar = (a, b) if a_is_array else (b, a)
+    k_array = _CATEGORY[array.dtype.kind]
+    if isinstance(scalar, (builtins.bool, np.bool_)):
+        k_scalar = 0
+    elif isinstance(scalar, (builtins.float, np.floating)):
+        k_scalar = 2
+    else:
+        k_scalar = 1
+    if k_scalar <= k_array:
+        return array.dtype
+    return default_float.numpy if k_scalar == 2 else np.dtype(np.int64)

@@ -1,0 +1,90 @@
+"""Matrix multiplication (BLAS does the arithmetic; we do the bookkeeping).
+
+For ``C = A @ B``: ``dA = dC @ Bᵀ`` and ``dB = Aᵀ @ dC``. 1-D operands are
+treated as a row (on the left) or a column (on the right) and the extra
+dimension removed again; batch dimensions broadcast, so their gradients are
+summed back with ``sum_to``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import sum_to
+from minigrad.tensor import Tensor
+
+
+def _check(a: Tensor, b: Tensor) -> None:
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
+        )
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}. "
+            "Convert one of them with .to(dtype), .float() or .double()"
+        )
+    k_a = a.shape[-1]
+    k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if k_a != k_b:
+        if a.ndim == 2 and b.ndim == 2:
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})"
+            )
+        raise RuntimeError(
+            f"matmul: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied: the last "
+            f"dimension of the first ({k_a}) must equal the {'first' if b.ndim == 1 else 'second-to-last'} "
+            f"dimension of the second ({k_b})"
+        )
+
+
+class MatMul(Function):
+    node_name = "MatmulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _check(a, b)
+        ctx.save_for_backward(a, b)
+        try:
+            return Tensor._wrap(np.asarray(np.matmul(a._data, b._data)))
+        except ValueError:  # batch dimensions that don't broadcast
+            raise RuntimeError(
+                f"matmul: the batch dimensions of {list(a.shape)} and {list(b.shape)} cannot be broadcast"
+            ) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a2 = a.unsqueeze(0) if a.ndim == 1 else a
+        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        if a.ndim == 1:
+            grad = grad.unsqueeze(-2)
+        if b.ndim == 1:
+            grad = grad.unsqueeze(-1)
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = sum_to(grad @ b2.transpose(-1, -2), a2.shape).reshape(a.shape) if need_a else None
+        grad_b = sum_to(a2.transpose(-1, -2) @ grad, b2.shape).reshape(b.shape) if need_b else None
+        return grad_a, grad_b
+
+
+# PyTorch names the node after the case it dispatched to.
+class Mm(MatMul):
+    node_name = "MmBackward0"
+
+
+class Mv(MatMul):
+    node_name = "MvBackward0"
+
+
+class Dot(MatMul):
+    node_name = "DotBackward0"
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim == 2 and b.ndim == 2:
+        return Mm.apply(a, b)
+    if a.ndim == 2 and b.ndim == 1:
+        return Mv.apply(a, b)
+    if a.ndim == 1 and b.ndim == 1:
+        return Dot.apply(a, b)
+    return MatMul.apply(a, b)

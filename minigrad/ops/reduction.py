@@ -1,0 +1,154 @@
+"""Reductions: sum, mean, max and min, with PyTorch's ``dim`` / ``keepdim``.
+
+The gradient of a reduction flows back to every element that was reduced:
+``sum`` copies the incoming gradient to all of them (``expand``), ``mean`` also
+divides by their count, and ``max`` sends it only to the winners.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import normalize_dims
+from minigrad.ops.shape import IndexAdd
+from minigrad.tensor import Tensor
+
+values_indices = namedtuple("values_indices", ["values", "indices"])  # like torch.return_types.max
+
+
+def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
+    return tuple(1 if i in dims else n for i, n in enumerate(shape))
+
+
+class Sum(Function):
+    node_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False):
+        ctx.dims = normalize_dims(dim, a.ndim)
+        ctx.input_shape = a.shape
+        ctx.keepdim = keepdim
+        out = a._data.sum(axis=ctx.dims, keepdims=keepdim)
+        if out.dtype.kind in "bi":
+            out = out.astype(np.int64)  # PyTorch sums integers and booleans as int64
+        return Tensor._wrap(np.asarray(out))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.keepdim:
+            grad = grad.reshape(_keepdim_shape(ctx.input_shape, ctx.dims))
+        return grad.expand(ctx.input_shape), None, None
+
+
+class Mean(Function):
+    node_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False):
+        if not a.is_floating_point():
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point "
+                f"or complex dtype. Got: {a.dtype}. Call .float() first."
+            )
+        ctx.dims = normalize_dims(dim, a.ndim)
+        ctx.input_shape = a.shape
+        ctx.keepdim = keepdim
+        ctx.count = int(np.prod([a.shape[d] for d in ctx.dims], dtype=np.int64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return Tensor._wrap(np.asarray(a._data.mean(axis=ctx.dims, keepdims=keepdim)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.keepdim:
+            grad = grad.reshape(_keepdim_shape(ctx.input_shape, ctx.dims))
+        return grad.expand(ctx.input_shape) / ctx.count, None, None
+
+
+class SumAll(Sum):
+    """``sum()`` over every element: PyTorch names its node differently."""
+
+    node_name = "SumBackward0"
+
+
+class MeanAll(Mean):
+    node_name = "MeanBackward0"
+
+
+class MaxAll(Function):
+    """max() or min() of all elements: ties share the gradient equally, as in PyTorch."""
+
+    node_name = "MaxBackward1"
+
+    @staticmethod
+    def forward(ctx, a, largest=True):
+        if a.numel() == 0:
+            raise RuntimeError(
+                "max(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        out = a._data.max() if largest else a._data.min()
+        ctx.winners = (a._data == out).astype(a._data.dtype)
+        return Tensor._wrap(np.asarray(out))
+
+    @staticmethod
+    def backward(ctx, grad):
+        winners = ctx.winners
+        return grad * Tensor._wrap(winners / winners.sum()), None
+
+
+class MaxDim(Function):
+    """max(dim) or min(dim): values and the index of each; the gradient goes to that index."""
+
+    node_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False, largest=True):
+        (d,) = normalize_dims(dim, a.ndim)
+        if a.shape[d] == 0:
+            raise IndexError(f"max(): Expected reduction dim {d} to have non-zero size.")
+        pick = np.argmax if largest else np.argmin
+        indices = np.expand_dims(pick(a._data, axis=d), d)
+        values = np.take_along_axis(a._data, indices, axis=d)
+        if not keepdim:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+        ctx.dim, ctx.keepdim, ctx.input_shape = d, keepdim, a.shape
+        ctx.index = _full_index(np.expand_dims(indices, d) if not keepdim else indices, d)
+        indices = Tensor._wrap(indices.astype(np.int64))
+        ctx.mark_non_differentiable(indices)
+        return Tensor._wrap(values), indices
+
+    @staticmethod
+    def backward(ctx, grad, _grad_indices):
+        if not ctx.keepdim:
+            grad = grad.unsqueeze(ctx.dim)
+        return IndexAdd.apply(grad, ctx.index, ctx.input_shape), None, None, None
+
+
+def _full_index(indices: np.ndarray, dim: int) -> tuple:
+    """The advanced index that picks ``indices`` along ``dim`` and everything along the rest."""
+    grid = list(np.indices(indices.shape, sparse=True))
+    grid[dim] = indices
+    return tuple(grid)
+
+
+def max(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True):
+    """``a.max()``, ``a.max(dim)`` -> (values, indices), or ``a.max(other)`` (elementwise)."""
+    if isinstance(dim, Tensor):
+        from minigrad.ops.elementwise import Maximum
+
+        if not largest:
+            return -Maximum.apply(-a, -dim)
+        return Maximum.apply(a, dim)
+    if dim is None:
+        return MaxAll.apply(a, largest)
+    return values_indices(*MaxDim.apply(a, dim, keepdim, largest))
+
+
+def argmax(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True) -> Tensor:
+    pick = np.argmax if largest else np.argmin
+    if dim is None:
+        return Tensor._wrap(np.asarray(pick(a._data), dtype=np.int64))
+    (d,) = normalize_dims(dim, a.ndim)
+    return Tensor._wrap(np.asarray(pick(a._data, axis=d, keepdims=keepdim), dtype=np.int64))

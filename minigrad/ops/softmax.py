@@ -1,0 +1,52 @@
+"""softmax and log_softmax along one dimension.
+
+Both subtract the maximum before exponentiating (same result, no overflow).
+Both backward passes need only the *output*, which is what they save:
+softmax: ``dx = y * (dy - sum(dy * y))``; log_softmax: ``dx = dy - exp(y) * sum(dy)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import wrap_dim
+from minigrad.tensor import Tensor
+
+
+def _shifted(a: Tensor, dim: int) -> np.ndarray:
+    x = a._data
+    return x - x.max(axis=dim, keepdims=True) if x.size else x
+
+
+class Softmax(Function):
+    node_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = wrap_dim(dim, a.ndim)
+        e = np.exp(_shifted(a, ctx.dim))
+        out = Tensor._wrap(e / e.sum(axis=ctx.dim, keepdims=True))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, = ctx.saved_tensors
+        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    node_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = wrap_dim(dim, a.ndim)
+        shifted = _shifted(a, ctx.dim)
+        out = Tensor._wrap(shifted - np.log(np.exp(shifted).sum(axis=ctx.dim, keepdims=True)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, = ctx.saved_tensors
+        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None

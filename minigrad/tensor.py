@@ -1,0 +1,617 @@
+"""``Tensor``: a NumPy array that remembers how it was computed.
+
+A tensor holds its values in ``_data`` (a NumPy array) and, if it was computed
+from tensors that require grad, the node that computed it in ``grad_fn``.
+Every operation lives in ``minigrad/ops/`` as a ``Function``; the methods here
+only forward to them, so each derivative is written down exactly once.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from minigrad import dtypes
+from minigrad.autograd.graph import AccumulateGrad, add_hook
+from minigrad.autograd.grad_mode import is_grad_enabled
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints like ``torch.Size``."""
+
+    def __repr__(self) -> str:
+        return f"minigrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
+
+
+class _VersionCounter:
+    """How many times a tensor's values were changed in place. Views share one."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Tensor:
+    """An n-dimensional array with automatic differentiation."""
+
+    __slots__ = (
+        "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
+        "_base", "_hooks", "_grad_accumulator", "__weakref__",
+    )
+    __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__ instead of looping in NumPy
+
+    def __init__(self, data=(), requires_grad: bool = False) -> None:
+        """Like ``torch.Tensor(data)``: always the default float dtype. Prefer ``minigrad.tensor``."""
+        self._init(np.array(data, dtype=dtypes.default_float.numpy))
+        if requires_grad:
+            self.requires_grad_()
+
+    def _init(self, array: np.ndarray) -> None:
+        self._data = array
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version_counter = _VersionCounter()
+        self._base = None
+        self._hooks = None
+        self._grad_accumulator = None
+
+    @classmethod
+    def _wrap(cls, array: np.ndarray) -> "Tensor":
+        """A tensor around an existing array, without copying or checking (for ops)."""
+        t = cls.__new__(cls)
+        # NumPy returns a scalar, not a 0-d array, from ufuncs on 0-d arrays.
+        t._init(array if type(array) is np.ndarray else np.asarray(array))
+        return t
+
+    @classmethod
+    def _zeros(cls, shape, dtype: dtypes.dtype) -> "Tensor":
+        return cls._wrap(np.zeros(shape, dtype=dtype.numpy))
+
+    @classmethod
+    def _ones(cls, shape, dtype: dtypes.dtype) -> "Tensor":
+        return cls._wrap(np.ones(shape, dtype=dtype.numpy))
+
+    # -- autograd state ---------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Ask for gradients of this leaf to be accumulated into ``.grad``."""
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(
+                f"Only Tensors of floating point and complex dtype can require gradients "
+                f"(this tensor is {self.dtype}): create it with dtype=minigrad.float32, or call .float()"
+            )
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors that no recorded operation produced."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> "Tensor | None":
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+                "the gradient for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None and value.shape != self.shape:
+            raise RuntimeError(f"assigned grad has data of a different size: {value.shape} vs the tensor's {self.shape}")
+        self._grad = value
+
+    @property
+    def _retains_grad(self) -> bool:
+        return self.grad_fn is not None and self._output_nr in self.grad_fn._retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self.grad_fn._retains_grad[self._output_nr] = weakref.ref(self)
+
+    def _accumulate_retained(self, grad: "Tensor") -> None:
+        self._grad = grad.detach() if self._grad is None else self._grad + grad.detach()
+
+    def register_hook(self, hook) -> "RemovableHandle":
+        """Call ``hook(grad)`` with this tensor's full gradient; a returned tensor replaces it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._hooks is None:
+            self._hooks = OrderedDict()
+        if self.grad_fn is not None:
+            self.grad_fn._pre_hooks[self._output_nr] = self._hooks
+        return add_hook(self._hooks, hook)
+
+    def _edge(self) -> tuple:
+        """Where this tensor's gradient goes: its producer, or its leaf accumulator."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = AccumulateGrad(self)
+            self._grad_accumulator = weakref.ref(accumulator)
+        return (accumulator, 0)
+
+    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False, inputs=None) -> None:
+        """Accumulate the gradient of this tensor into the ``.grad`` of every leaf it depends on."""
+        from minigrad.autograd.differentiate import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def detach(self) -> "Tensor":
+        """The same values (shared memory and version), cut from the graph."""
+        out = Tensor._wrap(self._data)
+        out._version_counter = self._version_counter
+        return out
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn, self._requires_grad = None, False
+        return self
+
+    def _alias(self) -> "Tensor":
+        """A new tensor object viewing the same memory, for outputs that must be distinct."""
+        out = self.detach()
+        out._base = self if self._base is None else self._base
+        return out
+
+    @property
+    def data(self) -> "Tensor":
+        """The values as a tensor outside the graph. Changes to it are NOT tracked: prefer detach()."""
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value, dtype=self._data.dtype)
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    # -- conversion and inspection ----------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The underlying array (shared memory)."""
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar: "
+                "index one element first, or reduce with .sum() / .mean()"
+            )
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self._data.shape[dim]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.from_numpy_dtype(self._data.dtype)
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return len(self._data)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self._data)))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous (shape {list(self.shape)}): use .any() or .all()")
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        data = self._data
+        if data.dtype.kind == "f":
+            integral = data.size == 0 or bool(np.all(np.isfinite(data) & (data == np.round(data))))
+            body = np.array2string(
+                data, separator=", ", prefix="tensor(", precision=4,
+                floatmode="maxprec" if integral else "fixed",
+            )
+        else:
+            body = np.array2string(data, separator=", ", prefix="tensor(")
+        extras = []
+        if data.dtype not in (dtypes.default_float.numpy, np.dtype(np.int64), np.dtype(np.bool_)):
+            extras.append(f"dtype={self.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    # -- dtype conversion -------------------------------------------------------
+    def to(self, dtype) -> "Tensor":
+        """A copy in another dtype (gradients flow back, cast to the original dtype)."""
+        from minigrad.ops import shape
+
+        target = dtypes.to_numpy_dtype(dtype)
+        return self if target == self._data.dtype else shape.ToCopy.apply(self, target)
+
+    def float(self) -> "Tensor":
+        return self.to(dtypes.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(dtypes.float64)
+
+    def long(self) -> "Tensor":
+        return self.to(dtypes.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(dtypes.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(dtypes.bool_)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    # -- arithmetic (operators broadcast; Python numbers and NumPy arrays are accepted) ----
+    def __add__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Add.apply(self, other)
+
+    def __radd__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Add.apply(other, self)
+
+    def __sub__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Sub.apply(self, other)
+
+    def __rsub__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Sub.apply(other, self)
+
+    def __mul__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Mul.apply(self, other)
+
+    def __rmul__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Mul.apply(other, self)
+
+    def __truediv__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Div.apply(self, other)
+
+    def __rtruediv__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Div.apply(other, self)
+
+    def __pow__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Pow.apply(self, other)
+
+    def __rpow__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _ew.Pow.apply(other, self)
+
+    def __matmul__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _linalg.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _linalg.matmul(other, self)
+
+    def __neg__(self) -> "Tensor":
+        return _ew.Neg.apply(self)
+
+    def __pos__(self) -> "Tensor":
+        return self
+
+    add = __add__
+    sub = __sub__
+    mul = __mul__
+    div = __truediv__
+    pow = __pow__
+    matmul = __matmul__
+    neg = __neg__
+
+    # -- comparisons: boolean results outside the graph ---------------------------
+    def __eq__(self, other):  # type: ignore[override]
+        return _ew.compare(np.equal, self, _operand(other))
+
+    def __ne__(self, other):  # type: ignore[override]
+        return _ew.compare(np.not_equal, self, _operand(other))
+
+    def __lt__(self, other):
+        return _ew.compare(np.less, self, _operand(other))
+
+    def __le__(self, other):
+        return _ew.compare(np.less_equal, self, _operand(other))
+
+    def __gt__(self, other):
+        return _ew.compare(np.greater, self, _operand(other))
+
+    def __ge__(self, other):
+        return _ew.compare(np.greater_equal, self, _operand(other))
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def all(self) -> "Tensor":
+        return Tensor._wrap(np.asarray(self._data.all()))
+
+    def any(self) -> "Tensor":
+        return Tensor._wrap(np.asarray(self._data.any()))
+
+    # -- elementwise functions ------------------------------------------------------
+    def exp(self) -> "Tensor":
+        return _ew.Exp.apply(self)
+
+    def log(self) -> "Tensor":
+        return _ew.Log.apply(self)
+
+    def sqrt(self) -> "Tensor":
+        return _ew.Sqrt.apply(self)
+
+    def abs(self) -> "Tensor":
+        return _ew.Abs.apply(self)
+
+    def tanh(self) -> "Tensor":
+        return _ew.Tanh.apply(self)
+
+    def sigmoid(self) -> "Tensor":
+        return _ew.Sigmoid.apply(self)
+
+    def relu(self) -> "Tensor":
+        return _ew.Relu.apply(self)
+
+    def clamp(self, min=None, max=None) -> "Tensor":
+        return _ew.Clamp.apply(self, min, max)
+
+    clip = clamp
+
+    def maximum(self, other: "Tensor") -> "Tensor":
+        return _ew.Maximum.apply(self, _operand(other))
+
+    def softmax(self, dim: int) -> "Tensor":
+        return _softmax.Softmax.apply(self, dim)
+
+    def log_softmax(self, dim: int) -> "Tensor":
+        return _softmax.LogSoftmax.apply(self, dim)
+
+    # -- reductions -----------------------------------------------------------------
+    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return (_red.SumAll if dim is None else _red.Sum).apply(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return (_red.MeanAll if dim is None else _red.Mean).apply(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim: bool = False):
+        return _red.max(self, dim, keepdim)
+
+    def min(self, dim=None, keepdim: bool = False):
+        return _red.max(self, dim, keepdim, largest=False)
+
+    def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return _red.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return _red.argmax(self, dim, keepdim, largest=False)
+
+    # -- shape ----------------------------------------------------------------------
+    def reshape(self, *shape) -> "Tensor":
+        return _shape.Reshape.apply(self, _sizes(shape))
+
+    def view(self, *shape) -> "Tensor":
+        return _shape.Reshape.apply(self, _sizes(shape), True)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return self.view(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = _wrap_dim(start_dim, self.ndim), _wrap_dim(end_dim, self.ndim)
+        shape = self.shape
+        return self.reshape(shape[:start] + (-1,) + shape[end + 1:]) if start < end else self
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        return _shape.Transpose.apply(self, dim0, dim1)
+
+    def permute(self, *dims) -> "Tensor":
+        return _shape.Permute.apply(self, _sizes(dims))
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> "Tensor":
+        return self.transpose(-2, -1)
+
+    def squeeze(self, dim=None) -> "Tensor":
+        return _shape.Squeeze.apply(self, dim)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        return _shape.Unsqueeze.apply(self, dim)
+
+    def expand(self, *sizes) -> "Tensor":
+        return _shape.Expand.apply(self, _sizes(sizes))
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return self.expand(other.shape)
+
+    def select(self, dim: int, index: int) -> "Tensor":
+        return self[(slice(None),) * _wrap_dim(dim, self.ndim) + (index,)]
+
+    def clone(self) -> "Tensor":
+        return _shape.Clone.apply(self)
+
+    def contiguous(self) -> "Tensor":
+        return self
+
+    def __getitem__(self, key) -> "Tensor":
+        return _shape.Index.apply(self, _shape.normalize_index(key))
+
+    # -- in-place operations ----------------------------------------------------------
+    def _inplace(self, op: type, *args) -> "Tensor":
+        """Compute ``op(self, *args)`` out of place, write it into self, move self's history.
+
+        The out-of-place op works on a snapshot of the old values carrying self's
+        old history, so what it saved for backward can't be changed under it.
+        """
+        recording = is_grad_enabled() and (
+            self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        )
+        if recording:
+            if self._requires_grad and self.grad_fn is None:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad is being used in an in-place operation. "
+                    "Update parameters inside `with minigrad.no_grad():`, or use an out-of-place op."
+                )
+            if self._base is not None:
+                raise RuntimeError(
+                    "an in-place operation on a view of a tensor that is part of a graph: minigrad "
+                    "does not rewrite the history of views (PyTorch does). Call .clone() on the view "
+                    "first, or use an out-of-place operation."
+                )
+            old = Tensor._wrap(self._data.copy())
+            old._requires_grad, old.grad_fn, old._output_nr = self._requires_grad, self.grad_fn, self._output_nr
+            result = op.apply(old, *args)
+        else:
+            result = op.apply(self, *args)
+        if result.shape != self.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
+            )
+        if not np.can_cast(result._data.dtype, self._data.dtype, "same_kind"):
+            raise RuntimeError(
+                f"result type {result.dtype} can't be cast to the desired output type {self.dtype}"
+            )
+        if not self._data.flags.writeable:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location. Please clone() the tensor before performing the operation."
+            )
+        self._data[...] = result._data
+        self._version_counter.value += 1
+        if recording:
+            self._requires_grad, self.grad_fn, self._output_nr = result._requires_grad, result.grad_fn, result._output_nr
+        return self
+
+    def add_(self, other, alpha=1) -> "Tensor":
+        return self._inplace(_ew.Add, _operand(other) * alpha if alpha != 1 else _operand(other))
+
+    def sub_(self, other, alpha=1) -> "Tensor":
+        return self._inplace(_ew.Sub, _operand(other) * alpha if alpha != 1 else _operand(other))
+
+    def mul_(self, other) -> "Tensor":
+        return self._inplace(_ew.Mul, _operand(other))
+
+    def div_(self, other) -> "Tensor":
+        return self._inplace(_ew.Div, _operand(other))
+
+    def clamp_(self, min=None, max=None) -> "Tensor":
+        return self._inplace(_ew.Clamp, min, max)
+
+    def fill_(self, value) -> "Tensor":
+        return self._inplace(_shape.Fill, value)
+
+    def zero_(self) -> "Tensor":
+        return self._inplace(_shape.Fill, 0)
+
+    def copy_(self, src: "Tensor") -> "Tensor":
+        return self._inplace(_shape.IndexPut, (Ellipsis,), _operand(src))
+
+    def __setitem__(self, key, value) -> None:
+        self._inplace(_shape.IndexPut, _shape.normalize_index(key), _operand(value))
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+
+def _operand(x):
+    """The other operand of an operator: a Tensor or a Python number (arrays become tensors)."""
+    if isinstance(x, (Tensor, int, float, bool, np.number, np.bool_)):
+        return x
+    if isinstance(x, np.ndarray):
+        dtypes.from_numpy_dtype(x.dtype)  # refuse float16 and friends with a clear message
+        return Tensor._wrap(x)
+    if isinstance(x, (list, tuple)):
+        from minigrad.creation import tensor
+
+        return tensor(x)
+    return NotImplemented
+
+
+def _sizes(args: tuple) -> tuple:
+    """Accept both ``t.reshape(2, 3)`` and ``t.reshape((2, 3))``."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+
+
+from minigrad.ops import elementwise as _ew  # noqa: E402  (the ops need Tensor defined first)
+from minigrad.ops import linalg as _linalg  # noqa: E402
+from minigrad.ops import reduction as _red  # noqa: E402
+from minigrad.ops import shape as _shape  # noqa: E402
+from minigrad.ops import softmax as _softmax  # noqa: E402
+from minigrad.ops.broadcast import wrap_dim as _wrap_dim  # noqa: E402
