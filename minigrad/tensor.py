@@ -129,13 +129,15 @@ class Tensor:
 
     @property
     def _retains_grad(self) -> bool:
-        return self.grad_fn is not None and self._output_nr in self.grad_fn._retains_grad
+        return self.grad_fn is not None and self._output_nr in (self.grad_fn._retains_grad or ())
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is not None:
+            if self.grad_fn._retains_grad is None:
+                self.grad_fn._retains_grad = {}
             self.grad_fn._retains_grad[self._output_nr] = weakref.ref(self)
 
     def _accumulate_retained(self, grad: "Tensor") -> None:
@@ -148,6 +150,8 @@ class Tensor:
         if self._hooks is None:
             self._hooks = OrderedDict()
         if self.grad_fn is not None:
+            if self.grad_fn._pre_hooks is None:
+                self.grad_fn._pre_hooks = {}
             self.grad_fn._pre_hooks[self._output_nr] = self._hooks
         return add_hook(self._hooks, hook)
 
@@ -376,22 +380,22 @@ class Tensor:
 
     # -- comparisons: boolean results outside the graph ---------------------------
     def __eq__(self, other):  # type: ignore[override]
-        return _ew.compare(np.equal, self, _operand(other))
+        return _ew.compare(np.equal, self, other)
 
     def __ne__(self, other):  # type: ignore[override]
-        return _ew.compare(np.not_equal, self, _operand(other))
+        return _ew.compare(np.not_equal, self, other)
 
     def __lt__(self, other):
-        return _ew.compare(np.less, self, _operand(other))
+        return _ew.compare(np.less, self, other)
 
     def __le__(self, other):
-        return _ew.compare(np.less_equal, self, _operand(other))
+        return _ew.compare(np.less_equal, self, other)
 
     def __gt__(self, other):
-        return _ew.compare(np.greater, self, _operand(other))
+        return _ew.compare(np.greater, self, other)
 
     def __ge__(self, other):
-        return _ew.compare(np.greater_equal, self, _operand(other))
+        return _ew.compare(np.greater_equal, self, other)
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 

@@ -28,22 +28,22 @@ import warnings
 from typing import Any
 
 from minigrad.autograd.graph import Node, SavedTensor
-from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
+import numpy as np
+
+from minigrad.autograd.grad_mode import _GradMode, is_grad_enabled, no_grad
 
 
 class FunctionCtx(Node):
     """The ``ctx`` of one call of a Function, and that call's node in the graph."""
 
     _forward_cls: type
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._to_save: tuple = ()
-        self._saved: list | None = None  # packed SavedTensors, None once freed
-        self._freed = False
-        self._dirty: tuple = ()
-        self._non_differentiable: tuple = ()
-        self._materialize_grads = True
+    # Defaults live on the class, so a new ctx costs almost nothing until forward sets them.
+    _to_save: tuple = ()
+    _saved: list | None = None  # packed SavedTensors; None again once freed
+    _freed = False
+    _dirty: tuple = ()
+    _non_differentiable: tuple = ()
+    _materialize_grads = True
 
     # -- what forward may call -------------------------------------------------
     def save_for_backward(self, *tensors) -> None:
@@ -107,11 +107,11 @@ class FunctionCtx(Node):
     # -- what the engine calls ---------------------------------------------------
     def _run_backward(self, grad_outputs: list) -> tuple:
         """Call the user's backward and check what it returned."""
-        if self._materialize_grads:
+        if self._materialize_grads and any(g is None for g in grad_outputs):
             from minigrad.tensor import Tensor
 
             grad_outputs = [
-                Tensor._zeros(shape, dtype) if g is None else g
+                Tensor._wrap(np.zeros(shape, dtype)) if g is None else g
                 for g, (shape, dtype) in zip(grad_outputs, self._output_meta)
             ]
         grads = self._forward_cls.backward(self, *grad_outputs)
@@ -146,8 +146,8 @@ class FunctionCtx(Node):
                 hint = " (wrap NumPy results with minigrad.tensor(...))" if hasattr(g, "__array__") else ""
                 raise TypeError(f"function {name} returned {type(g).__name__} at position {i + 1}: expected Tensor or None{hint}")
             shape, dtype = meta
-            if g.shape != shape:
-                if not _is_expandable_to(shape, g.shape):
+            if g._data.shape != shape:
+                if not _is_expandable_to(shape, g._data.shape):
                     raise RuntimeError(
                         f"Function {name} returned an invalid gradient at index {i} - got "
                         f"{list(g.shape)} but expected shape compatible with {list(shape)}"
@@ -155,7 +155,7 @@ class FunctionCtx(Node):
                 from minigrad.ops.broadcast import sum_to
 
                 g = sum_to(g, shape)
-            if g.dtype != dtype:
+            if g._data.dtype != dtype:
                 g = g.to(dtype)
             checked.append(g if needed else None)
         return tuple(checked)
@@ -206,10 +206,14 @@ class Function:
         from minigrad.tensor import Tensor
 
         ctx = cls._backward_cls()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        record = any(ctx.needs_input_grad) and is_grad_enabled()
-        with no_grad():
+        ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+        grad_was_enabled = _GradMode.enabled
+        _GradMode.enabled = False  # forward's own operations are not recorded
+        try:
             outputs = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _GradMode.enabled = grad_was_enabled
+        record = grad_was_enabled and any(ctx.needs_input_grad)
         is_tuple = isinstance(outputs, tuple)
         outputs = outputs if is_tuple else (outputs,)
         for i, out in enumerate(outputs):
@@ -226,39 +230,46 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, record: bo
     """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved."""
     from minigrad.tensor import Tensor
 
-    dirty = {id(t) for t in ctx._dirty}
-    if dirty - {id(o) for o in outputs}:
-        raise RuntimeError(
-            "Some elements marked as dirty during the forward method were not returned as output. "
-            "The inputs that are modified inplace must all be outputs of the Function."
-        )
-    for t in ctx._dirty:
+    dirty = ctx._dirty
+    for t in dirty:
+        if not any(t is o for o in outputs):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as output. "
+                "The inputs that are modified inplace must all be outputs of the Function."
+            )
         if t._requires_grad and t.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         t._version_counter.value += 1  # NumPy writes are invisible to us: count the change here
     if not record:
         return outputs
 
-    ctx.next_functions = tuple(a._edge() if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in inputs)
-    ctx._input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in inputs]
+    ctx.next_functions = tuple([a._edge() if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in inputs])
+    ctx._input_meta = [(a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs]
     ctx._num_outputs = len(outputs)
-    ctx._output_meta = [(o.shape, o.dtype) for o in outputs]
-    non_differentiable = {id(t) for t in ctx._non_differentiable}
-    input_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
+    ctx._output_meta = [(o._data.shape, o._data.dtype) for o in outputs]
+    non_differentiable = ctx._non_differentiable
     connected = []
     for i, out in enumerate(outputs):
-        if id(out) in input_ids and id(out) not in dirty:
+        if any(out is a for a in inputs) and not any(out is d for d in dirty):
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
-        if id(out) in non_differentiable or not out.dtype.is_floating_point:
+        if out._data.dtype.kind != "f" or any(out is n for n in non_differentiable):
             out._requires_grad = False
         else:
             out._requires_grad, out.grad_fn, out._output_nr = True, ctx, i
         connected.append(out)
 
-    output_nr = {id(o): i for i, o in enumerate(outputs)}
-    ctx._saved = [None if t is None else SavedTensor(t, output_nr.get(id(t))) for t in ctx._to_save]
-    ctx._to_save = ()
+    if ctx._to_save:
+        ctx._saved = [None if t is None else SavedTensor(t, _index_of(t, outputs)) for t in ctx._to_save]
+        ctx._to_save = ()
     return tuple(connected)
+
+
+def _index_of(t, outputs: tuple) -> int | None:
+    """The output number of ``t``, or None if it is not an output (compared by identity)."""
+    for i, o in enumerate(outputs):
+        if o is t:
+            return i
+    return None
 
 
 def once_differentiable(backward):

@@ -29,11 +29,11 @@ class Node:
 
     next_functions: tuple = ()
     _num_outputs = 1
+    _pre_hooks: dict | None = None  # output_nr -> OrderedDict of tensor hooks (made when first needed)
+    _retains_grad: dict | None = None  # output_nr -> weakref to the tensor
 
     def __init__(self) -> None:
         self._sequence_nr = next(_sequence_numbers)
-        self._pre_hooks: dict = {}  # output_nr -> OrderedDict of tensor hooks
-        self._retains_grad: dict = {}  # output_nr -> weakref to the tensor
 
     def name(self) -> str:
         return type(self).__name__
@@ -43,14 +43,14 @@ class Node:
 
     def _call_pre_hooks(self, grads: list) -> list:
         """Run the hooks of the tensors this node produced, on their full gradients."""
-        for output_nr, hooks in self._pre_hooks.items():
+        for output_nr, hooks in (self._pre_hooks or {}).items():
             for hook in hooks.values():
                 if grads[output_nr] is None:
                     break
                 replacement = hook(grads[output_nr])
                 if replacement is not None:
                     grads[output_nr] = replacement
-        for output_nr, tensor_ref in self._retains_grad.items():
+        for output_nr, tensor_ref in (self._retains_grad or {}).items():
             tensor = tensor_ref()
             if tensor is not None and grads[output_nr] is not None:
                 g = grads[output_nr]
@@ -81,7 +81,7 @@ class AccumulateGrad(Node):
             # Keep a copy: the same gradient may be held by a hook or sent to
             # another leaf too (AddBackward passes one gradient to both inputs),
             # and a plain .grad is later accumulated in place.
-            variable.grad = grad if grad.grad_fn is not None else grad.detach().clone()
+            variable.grad = grad if grad.grad_fn is not None else type(grad)._wrap(grad._data.copy())
         elif grad.grad_fn is not None or variable.grad.grad_fn is not None:
             variable.grad = variable.grad + grad  # create_graph: keep it differentiable
         else:

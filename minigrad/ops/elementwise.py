@@ -315,8 +315,13 @@ class Where(Function):
                 sum_to(grad * (1 - keep), ctx.shapes[1]) if need_b else None)
 
 
-def compare(numpy_fn, a, b) -> Tensor:
+def compare(numpy_fn, a, b):
     """A comparison: a boolean tensor, outside the graph (it has no gradient)."""
+    from minigrad.tensor import _operand
+
+    b = _operand(b)
+    if b is NotImplemented:  # e.g. tensor == None: let Python answer False
+        return NotImplemented
     x, y = _array(a), _array(b)
     try:
         return Tensor._wrap(np.asarray(numpy_fn(x, y)))

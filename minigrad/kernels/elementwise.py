@@ -1,0 +1,142 @@
+"""Fused elementwise activations: one pass over memory instead of NumPy's one pass per operator.
+
+``grad * y * (1 - y)`` in NumPy is three loops and two temporary arrays; the
+kernel below is one loop that reads ``y`` and ``grad`` once and writes ``out``
+once. Each kernel is a plain loop over flat C-contiguous 1-D views; the Python
+wrapper checks the inputs, makes them contiguous and allocates ``out`` if the
+caller did not pass one (passing one is what gets a kernel to memory bandwidth).
+
+Measured with ``bench/bench_kernels.py`` (see ``minigrad/kernels/__init__.py``):
+``sigmoid_forward`` and ``tanh_forward`` lose to NumPy, whose ``exp`` and ``tanh``
+are SIMD-vectorised while Numba calls the scalar libm function per element.
+``minigrad.kernels`` therefore exports the references for those two; the
+kernels stay here so the benchmark can re-measure them on another machine.
+
+``error_model="numpy"``: 1/0 gives inf as in NumPy instead of raising, and a
+division needs no zero check, so LLVM can vectorise the loop.
+
+No ``parallel=True``: on 2 cores it gains at most 2x on arrays of 1e6+
+elements, and right after a BLAS matmul (as in every layer of a network) the
+spinning OpenBLAS and OpenMP threads fight and a parallel kernel becomes many
+times slower (the benchmark's "threads" section measures both).
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from minigrad.kernels import reference as ref
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _sigmoid_forward(x, out):
+    for i in range(x.size):
+        out[i] = 1.0 / (1.0 + math.exp(-x[i]))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _sigmoid_backward(y, grad, out):
+    for i in range(y.size):
+        out[i] = grad[i] * y[i] * (1.0 - y[i])
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _tanh_forward(x, out):
+    for i in range(x.size):
+        out[i] = math.tanh(x[i])
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _tanh_backward(y, grad, out):
+    for i in range(y.size):
+        out[i] = grad[i] * (1.0 - y[i] * y[i])
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _relu_forward(x, out):
+    for i in range(x.size):
+        v = x[i]
+        out[i] = 0.0 if v < 0.0 else v  # NaN stays NaN, as in torch.relu
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _relu_backward(x, grad, out):
+    for i in range(x.size):
+        out[i] = grad[i] if x[i] > 0.0 else 0.0
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _gelu_forward(x, out):
+    for i in range(x.size):
+        v = x[i]
+        out[i] = 0.5 * v * (1.0 + math.erf(v * _SQRT_HALF))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _gelu_backward(x, grad, out):
+    for i in range(x.size):
+        v = x[i]
+        cdf = 0.5 * (1.0 + math.erf(v * _SQRT_HALF))
+        pdf = _INV_SQRT_2PI * math.exp(-0.5 * v * v)
+        out[i] = grad[i] * (cdf + v * pdf)
+
+
+def _run(kernel, out, first: np.ndarray, *rest: np.ndarray) -> np.ndarray:
+    """Call ``kernel(*flat_inputs, flat_out)`` on C-contiguous copies/views of checked arrays."""
+    arrays = [np.asarray(a, order="C") for a in (first, *rest)]  # copies only if non-contiguous
+    out = ref.check_out(out, arrays[0])
+    dst = out if out.flags.c_contiguous else np.empty_like(arrays[0])
+    kernel(*[a.reshape(-1) for a in arrays], dst.reshape(-1))  # reshape of contiguous = view
+    if dst is not out:
+        np.copyto(out, dst)
+    return out
+
+
+def sigmoid_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    x = ref.check_float("x", x)
+    return _run(_sigmoid_forward, out, x)
+
+
+def sigmoid_backward(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """grad * y * (1 - y) from the saved output y: no exp in the backward pass."""
+    y = ref.check_float("y", y)
+    return _run(_sigmoid_backward, out, y, ref.check_like("grad", grad, y))
+
+
+def tanh_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    x = ref.check_float("x", x)
+    return _run(_tanh_forward, out, x)
+
+
+def tanh_backward(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """grad * (1 - y*y) from the saved output y."""
+    y = ref.check_float("y", y)
+    return _run(_tanh_backward, out, y, ref.check_like("grad", grad, y))
+
+
+def relu_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    x = ref.check_float("x", x)
+    return _run(_relu_forward, out, x)
+
+
+def relu_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """grad where x > 0, else 0 (from the saved input x)."""
+    x = ref.check_float("x", x)
+    return _run(_relu_backward, out, x, ref.check_like("grad", grad, x))
+
+
+def gelu_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """x * Phi(x) with the exact erf (torch's default approximate='none'); NumPy has no erf."""
+    x = ref.check_float("x", x)
+    return _run(_gelu_forward, out, x)
+
+
+def gelu_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """grad * (Phi(x) + x * phi(x)) from the saved input x."""
+    x = ref.check_float("x", x)
+    return _run(_gelu_backward, out, x, ref.check_like("grad", grad, x))
