@@ -16,7 +16,7 @@ import contextlib
 import heapq
 from typing import Callable, Iterator, Sequence
 
-from minigrad.autograd.graph import AccumulateGrad, Node
+from minigrad.autograd.graph import Node
 from minigrad.autograd.grad_mode import set_grad_enabled
 
 
@@ -105,12 +105,9 @@ def run_backward(
                     captured[(node, output_nr)] = g
                 if node not in wanted:
                     continue
-            if isinstance(node, AccumulateGrad):
-                node.accumulate(grads[0])
-                continue
             input_grads = node._run_backward(grads)
             if not retain_graph:
-                node._release_saved()
+                node.release_variables()
             for (child, output_nr), grad in zip(node.next_functions, input_grads):
                 if child is not None and grad is not None:
                     _add_to_buffer(buffers, child, output_nr, grad)

@@ -99,7 +99,7 @@ class FunctionCtx(Node):
     def name(self) -> str:
         return type(self).__name__
 
-    def _release_saved(self) -> None:
+    def release_variables(self) -> None:
         if self._saved:
             self._saved = None
             self._freed = True

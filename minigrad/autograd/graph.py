@@ -38,6 +38,11 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
+    @property
+    def num_outputs(self) -> int:
+        """How many tensors this node produced (a minigrad addition: PyTorch keeps it in C++)."""
+        return self._num_outputs
+
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
@@ -57,8 +62,19 @@ class Node:
                 tensor.grad = g.detach() if tensor.grad is None else tensor.grad + g.detach()
         return grads
 
-    def _release_saved(self) -> None:
-        """Free what was saved for backward (nothing, for nodes that save nothing)."""
+    def __call__(self, *grad_outputs):
+        """Run this node's backward: gradients of its outputs in, of its inputs out.
+
+        As in PyTorch, ``y.grad_fn(g)`` is how you run one step of backward by hand.
+        """
+        return self._run_backward(list(grad_outputs))
+
+    def _run_backward(self, grad_outputs: list) -> tuple:
+        raise NotImplementedError
+
+    def release_variables(self) -> None:
+        """Free what was saved for backward (PyTorch's engine calls this after each node
+        unless ``retain_graph``; it is not public in PyTorch's Python API)."""
 
 
 class AccumulateGrad(Node):
@@ -74,6 +90,10 @@ class AccumulateGrad(Node):
         if hooks:
             self._pre_hooks = {0: hooks}
         return super()._call_pre_hooks(grads)
+
+    def _run_backward(self, grad_outputs: list) -> tuple:
+        self.accumulate(grad_outputs[0])
+        return ()
 
     def accumulate(self, grad) -> None:
         variable = self.variable

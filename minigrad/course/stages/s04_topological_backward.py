@@ -1,0 +1,296 @@
+"""Stage 04: a topological order of the graph, and the backward pass that walks it.
+
+The learner writes ``topological_order(root)`` and
+``run_backward(root, grad, retain_graph=False)`` over minigrad's real nodes.
+The order is probed on stand-in nodes (``ProbeNode``) that count how often they
+are visited, so an order without a visited set is caught by its visit count,
+not by waiting for 2**30 paths.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import minigrad
+from minigrad.autograd import engine
+from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+
+
+class Exploded(BaseException):
+    """Raised when an order visits far more nodes than the graph has (BaseException,
+    so a learner's ``except Exception`` can't swallow it)."""
+
+
+class Budget:
+    def __init__(self, limit: int) -> None:
+        self.limit, self.spent = limit, 0
+
+    def spend(self) -> None:
+        self.spent += 1
+        if self.spent > self.limit:
+            raise Exploded
+
+
+class ProbeNode:
+    """A stand-in for a graph node: a name and ``next_functions``, nothing else."""
+
+    def __init__(self, name: str, sequence_nr: int, budget: Budget) -> None:
+        self._name, self._sequence_nr, self._budget = name, sequence_nr, budget
+        self.edges: tuple = ()
+
+    @property
+    def next_functions(self) -> tuple:
+        self._budget.spend()
+        return self.edges
+
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{self._name}>"
+
+
+def build(edges: dict[str, list[str]], budget_factor: int = 50) -> ProbeNode:
+    """Nodes from ``consumer -> [producers]``; the first key is the root."""
+    names = list(dict.fromkeys([*edges, *(p for ps in edges.values() for p in ps)]))
+    budget = Budget(budget_factor * (len(names) + 1) + 100)
+    nodes = {n: ProbeNode(n, len(names) - i, budget) for i, n in enumerate(names)}
+    for consumer, producers in edges.items():
+        nodes[consumer].edges = tuple((nodes[p], 0) for p in producers)
+    return nodes[names[0]]
+
+
+def small_graph(rng: np.random.Generator) -> dict[str, list[str]]:
+    """loss = sum(a*b + exp(a*b)) * c, with the leaves shuffled: a diamond and a fan-in."""
+    leaves = ["AccumulateGrad(a)", "AccumulateGrad(b)", "AccumulateGrad(c)"]
+    rng.shuffle(leaves)
+    return {
+        "MulBackward0(loss)": ["SumBackward0", leaves[2]],
+        "SumBackward0": ["AddBackward0"],
+        "AddBackward0": ["MulBackward0(ab)", "ExpBackward0"],
+        "ExpBackward0": ["MulBackward0(ab)"],
+        "MulBackward0(ab)": [leaves[0], leaves[1]],
+    }
+
+
+def _names(order) -> list[str]:
+    return [n.name() for n in order]
+
+
+# -- topological_order -----------------------------------------------------------------
+def probe_order(ns: dict, rng: np.random.Generator) -> dict:
+    edges = small_graph(rng)
+    order = ns["topological_order"](build(edges))
+    return {"order": _names(order), "edges": [[c, p] for c, ps in edges.items() for p in ps]}
+
+
+def judge_complete(mine: dict, ref: dict) -> Verdict:
+    order, expected = mine["order"], ref["order"]
+    repeated = sorted({n for n in order if order.count(n) > 1})
+    if repeated:
+        return Verdict(False, f"{repeated[0]} appears {order.count(repeated[0])} times in your order: "
+                              "a node reachable along several paths must be listed once (keep a set of visited nodes)")
+    missing = [n for n in expected if n not in order]
+    if missing:
+        return Verdict(False, f"your order leaves out {missing[0]}: follow next_functions from every node, "
+                              "all the way down to the AccumulateGrad leaves")
+    if len(order) != len(expected):
+        return Verdict(False, f"your order has {len(order)} nodes; the graph has {len(expected)}")
+    return Verdict(True)
+
+
+def judge_topological(mine: dict, ref: dict) -> Verdict:
+    position = {n: i for i, n in enumerate(mine["order"])}
+    for consumer, producer in ref["edges"]:
+        if position[producer] < position[consumer]:
+            return Verdict(False, f"your order visits {producer} before {consumer}, which consumes it: "
+                                  f"{producer}'s gradient would be incomplete when it runs. A node may run only "
+                                  "after every node that uses its output (count each node's consumers first)")
+    return Verdict(True)
+
+
+def probe_deep_chain(ns: dict, rng: np.random.Generator) -> dict:
+    depth = 10_000
+    edges = {f"node{i}": [f"node{i + 1}"] for i in range(depth)}
+    try:
+        order = ns["topological_order"](build(edges))
+    except RecursionError:
+        return {"recursion": True}
+    return {"recursion": False, "in_order": _names(order) == [f"node{i}" for i in range(depth + 1)]}
+
+
+def judge_deep_chain(mine: dict, ref: dict) -> Verdict:
+    if mine["recursion"]:
+        return Verdict(False, "a chain 10,000 nodes deep hit Python's recursion limit: your order recurses once "
+                              "per node. Use a loop with an explicit stack (a list you append to and pop from)")
+    if not mine["in_order"]:
+        return Verdict(False, "on a plain chain your order is not node0, node1, ..., node10000")
+    return Verdict(True)
+
+
+def probe_diamonds(ns: dict, rng: np.random.Generator) -> dict:
+    levels = 30  # 2**30 paths from top to bottom, but only 3 * 30 + 1 nodes
+    edges = {}
+    for i in range(levels):
+        edges[f"join{i}"] = [f"left{i}", f"right{i}"]
+        edges[f"left{i}"] = [f"join{i + 1}"]
+        edges[f"right{i}"] = [f"join{i + 1}"]
+    try:
+        order = ns["topological_order"](build(edges, budget_factor=20))
+    except Exploded:
+        return {"exploded": True}
+    return {"exploded": False, "count": len(order)}
+
+
+def judge_diamonds(mine: dict, ref: dict) -> Verdict:
+    if mine["exploded"]:
+        return Verdict(False, "on 30 stacked diamonds (91 nodes, 2**30 paths) your order kept revisiting nodes "
+                              "and never finished: mark each node visited the first time you reach it, and skip it after")
+    if mine["count"] != ref["count"]:
+        return Verdict(False, f"on 30 stacked diamonds your order has {mine['count']} nodes, expected {ref['count']}")
+    return Verdict(True)
+
+
+# -- run_backward ------------------------------------------------------------------------
+def _leaves(rng: np.random.Generator, *shapes):
+    return [minigrad.tensor(rng.standard_normal(s), dtype=minigrad.float64, requires_grad=True) for s in shapes]
+
+
+def probe_simple(ns: dict, rng: np.random.Generator) -> dict:
+    x, y, z = _leaves(rng, (3,), (3,), (3,))
+    loss = (x * y + z).sum()
+    ns["run_backward"](loss.grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
+    return {"x": x.grad, "y": y.grad, "z": z.grad}
+
+
+def judge_simple(mine: dict, ref: dict) -> Verdict:
+    for name in ("x", "y", "z"):
+        if mine[name] is None:
+            return Verdict(False, f"after run_backward on (x * y + z).sum(), {name}.grad is None: every node's "
+                                  "gradients must reach the AccumulateGrad nodes, which you call like any other node")
+        if not close(mine[name], ref[name]):
+            return Verdict(False, f"(x * y + z).sum() gave {name}.grad = {fmt(mine[name])}, expected {fmt(ref[name])}")
+    return Verdict(True)
+
+
+def probe_accumulates(ns: dict, rng: np.random.Generator) -> dict:
+    value = float(rng.integers(2, 6))
+    a = minigrad.tensor(value, dtype=minigrad.float64, requires_grad=True)
+    ns["run_backward"]((a * a).grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
+    b, = _leaves(rng, (4,))
+    h = b * 2
+    loss = (h * h.exp() + h).sum()  # h feeds three consumers
+    ns["run_backward"](loss.grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
+    return {"a": value, "a_grad": a.grad, "b_grad": b.grad}
+
+
+def judge_accumulates(mine: dict, ref: dict) -> Verdict:
+    a = mine["a"]
+    if mine["a_grad"] is None or not close(mine["a_grad"], ref["a_grad"]):
+        return Verdict(False, f"c = a * a with a = {a:g} gave a.grad = {fmt(mine['a_grad'])}, expected {fmt(ref['a_grad'])}: "
+                              "when a tensor is used twice, add the incoming gradients instead of overwriting")
+    if mine["b_grad"] is None or not close(mine["b_grad"], ref["b_grad"]):
+        return Verdict(False, f"with h = b * 2 used three times, b.grad = {fmt(mine['b_grad'])}, expected "
+                              f"{fmt(ref['b_grad'])}: sum every gradient that reaches a node before running it")
+    return Verdict(True)
+
+
+def probe_frees(ns: dict, rng: np.random.Generator) -> dict:
+    x, y = _leaves(rng, (3,), (3,))
+    loss = (x.exp() * y).sum()
+    one = minigrad.tensor(1.0, dtype=minigrad.float64)
+    ns["run_backward"](loss.grad_fn, one)
+    try:
+        ns["run_backward"](loss.grad_fn, one)
+    except RuntimeError as e:
+        return {"second_raises": True, "mentions_retain": "retain_graph" in str(e)}
+    return {"second_raises": False}
+
+
+def judge_frees(mine: dict, ref: dict) -> Verdict:
+    if not mine["second_raises"]:
+        return Verdict(False, "a second run_backward through the same graph still worked, so the saved tensors were "
+                              "never freed: call node.release_variables() right after each node runs, unless retain_graph=True")
+    return Verdict(True)
+
+
+def probe_retain(ns: dict, rng: np.random.Generator) -> dict:
+    x, y = _leaves(rng, (3,), (3,))
+    loss = (x.exp() * y).sum()
+    one = minigrad.tensor(1.0, dtype=minigrad.float64)
+    ns["run_backward"](loss.grad_fn, one, retain_graph=True)
+    first = x.grad.detach().clone()
+    try:
+        ns["run_backward"](loss.grad_fn, one, retain_graph=True)
+    except RuntimeError as e:
+        return {"raised": str(e)[:200]}
+    return {"raised": None, "first": first, "second": x.grad}
+
+
+def judge_retain(mine: dict, ref: dict) -> Verdict:
+    if mine["raised"] is not None:
+        return Verdict(False, f"with retain_graph=True a second run_backward raised: {mine['raised']}. "
+                              "Only free saved tensors when retain_graph is False")
+    if not close(mine["second"], ref["second"]):
+        return Verdict(False, f"after two passes with retain_graph=True, x.grad = {fmt(mine['second'])}, expected "
+                              f"{fmt(ref['second'])} (twice the first pass: leaf gradients accumulate)")
+    return Verdict(True)
+
+
+def probe_drives_engine(ns: dict, rng: np.random.Generator) -> dict:
+    """The learner's order plugged into minigrad's real engine, on an MLP's loss."""
+    w1, b1, w2 = _leaves(rng, (4, 8), (8,), (8, 3))
+    x = minigrad.tensor(rng.standard_normal((5, 4)))
+    target = minigrad.tensor(rng.integers(0, 3, 5))
+    learner_order = ns["topological_order"]
+    with engine.use_order(lambda roots: learner_order(roots[0])):
+        logits = (x.double() @ w1 + b1).relu() @ w2
+        loss = -logits.log_softmax(1)[minigrad.arange(5), target].mean()
+        loss.backward()
+    return {"w1": w1.grad, "b1": b1.grad, "w2": w2.grad}
+
+
+def judge_drives_engine(mine: dict, ref: dict) -> Verdict:
+    for name in ("w1", "b1", "w2"):
+        if mine[name] is None or not close(mine[name], ref[name]):
+            return Verdict(False, f"with your order driving minigrad's engine, an MLP's {name}.grad is "
+                                  f"{fmt(mine[name])}, expected {fmt(ref[name])}")
+    return Verdict(True)
+
+
+def reference() -> dict:
+    def topological_order(root):
+        return engine.topological_order([root])
+
+    def run_backward(root, grad, retain_graph=False):
+        engine.run_backward([(root, 0)], [grad], retain_graph=retain_graph, create_graph=False)
+
+    return {"topological_order": topological_order, "run_backward": run_backward}
+
+
+STAGE = Stage(
+    number="04",
+    name="topological_backward",
+    title="Topological order and the backward pass",
+    parts={"topological_order": ("topological_order",), "run_backward": ("run_backward",)},
+    checks=(
+        Check("order_complete", 1, "lists every node exactly once", probe_order, judge_complete,
+              part="topological_order"),
+        Check("order_topological", 2, "each node comes after all of its consumers", probe_order,
+              judge_topological, needs=("order_complete",), part="topological_order"),
+        Check("order_deep_chain", 1, "a 10,000-deep chain without recursion", probe_deep_chain,
+              judge_deep_chain, needs=("order_topological",), part="topological_order"),
+        Check("order_diamonds", 1, "30 stacked diamonds: each node visited once", probe_diamonds,
+              judge_diamonds, needs=("order_topological",), part="topological_order"),
+        Check("backward_simple", 1, "gradients of (x * y + z).sum()", probe_simple, judge_simple,
+              part="run_backward"),
+        Check("backward_accumulates", 2, "a tensor used several times gets the sum of its gradients",
+              probe_accumulates, judge_accumulates, needs=("backward_simple",), part="run_backward"),
+        Check("backward_frees", 1, "saved tensors are freed unless retain_graph", probe_frees, judge_frees,
+              needs=("backward_simple",), part="run_backward"),
+        Check("backward_retain_graph", 1, "retain_graph=True allows a second pass", probe_retain, judge_retain,
+              needs=("backward_simple",), part="run_backward"),
+        Check("order_drives_engine", 1, "your order drives minigrad's engine on an MLP", probe_drives_engine,
+              judge_drives_engine, needs=("order_topological",), part="topological_order"),
+    ),
+    reference=reference,
+)
