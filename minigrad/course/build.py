@@ -9,7 +9,8 @@ needs, without depending on nbgrader:
   stub (``# YOUR CODE HERE`` + ``raise NotImplementedError()`` in code,
   ``YOUR ANSWER HERE`` in markdown), indented like the BEGIN line;
 - a solution cell (``solution: true``) with no such region is replaced whole
-  by the stub, as nbgrader does: mark a whole cell instead of wrapping it;
+  by the stub, as nbgrader does: a cell that is all answer needs no markers,
+  and in a solution cell only lines outside a region survive;
 - ``### BEGIN HIDDEN TESTS`` and ``### BEGIN MARK SCHEME`` regions are removed,
   marker lines included;
 - outputs, execution counts and transient metadata are stripped; all other

@@ -159,7 +159,8 @@ def probe_simple(ns: dict, rng: np.random.Generator) -> dict:
     x, y, z = _leaves(rng, (3,), (3,), (3,))
     loss = (x * y + z).sum()
     ns["run_backward"](loss.grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
-    return {"x": x.grad, "y": y.grad, "z": z.grad}
+    recorded = any(t.grad is not None and t.grad.grad_fn is not None for t in (x, y, z))
+    return {"x": x.grad, "y": y.grad, "z": z.grad, "recorded": recorded}
 
 
 def judge_simple(mine: dict, ref: dict) -> Verdict:
@@ -169,6 +170,9 @@ def judge_simple(mine: dict, ref: dict) -> Verdict:
                                   "gradients must reach the AccumulateGrad nodes, which you call like any other node")
         if not close(mine[name], ref[name]):
             return Verdict(False, f"(x * y + z).sum() gave {name}.grad = {fmt(mine[name])}, expected {fmt(ref[name])}")
+    if mine["recorded"]:
+        return Verdict(False, "the gradients are right, but x.grad has a grad_fn: the backward formulas were recorded "
+                              "as a new graph. Run the nodes inside `with minigrad.no_grad():`")
     return Verdict(True)
 
 
