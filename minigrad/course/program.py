@@ -1,0 +1,105 @@
+"""Rebuild a worksheet's program from a trusted template and a learner's cells.
+
+Grading never runs the submitted notebook as it is. It takes our own copy of
+the worksheet (the *template*), swaps in the learner's code for each solution
+cell, found by its nbgrader ``grade_id``, and ignores everything else in the
+submission: outputs, tags, edited locked cells, extra cells.
+
+Two kinds of template cells are left out of the program: graded self-check
+cells (``grade: true``), which grading replaces with its own checks, and
+cells tagged ``demo``, which only show the learner's code at work (training
+a network, drawing a picture) and would cost time without adding a check.
+"""
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ProgramCell:
+    index: int  # cell index in the template notebook
+    grade_id: str | None  # set for solution cells
+    source: str
+
+
+@dataclass(frozen=True)
+class CellError:
+    index: int
+    grade_id: str | None
+    type: str
+    message: str
+    line: int | None
+
+    def describe(self) -> str:
+        where = f"cell '{self.grade_id}'" if self.grade_id else f"cell {self.index}"
+        line = f", line {self.line}" if self.line else ""
+        return f"{where}{line}: {self.type}: {self.message}"
+
+
+def _nbgrader(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def solution_sources(notebook) -> dict[str, str]:
+    """``grade_id -> source`` of every solution code cell (raises on duplicates)."""
+    found: dict[str, str] = {}
+    for cell in notebook["cells"]:
+        meta = _nbgrader(cell)
+        if cell.get("cell_type") == "code" and meta.get("solution"):
+            grade_id = meta.get("grade_id")
+            if grade_id in found:
+                raise ValueError(f"the notebook has two cells with grade_id '{grade_id}'")
+            found[grade_id] = _source(cell)
+    return found
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def build_program(template, learner_cells: dict[str, str]) -> list[ProgramCell]:
+    """The template's code cells, with each solution cell replaced by the learner's version."""
+    program = []
+    for index, cell in enumerate(template["cells"]):
+        meta = _nbgrader(cell)
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.get("cell_type") != "code" or meta.get("grade") or "demo" in tags:
+            continue
+        grade_id = meta.get("grade_id") if meta.get("solution") else None
+        source = learner_cells.get(grade_id, _source(cell)) if grade_id else _source(cell)
+        program.append(ProgramCell(index, grade_id, source))
+    return program
+
+
+def execute_program(program: list[ProgramCell], namespace: dict | None = None) -> tuple[dict, list[CellError]]:
+    """Run the cells in order in one namespace; a failing cell is recorded and the rest still run."""
+    namespace = {"__name__": "__main__"} if namespace is None else namespace
+    errors = []
+    for cell in program:
+        filename = f"<cell {cell.grade_id or cell.index}>"
+        try:
+            exec(compile(cell.source, filename, "exec"), namespace)
+        except SyntaxError as e:
+            errors.append(CellError(cell.index, cell.grade_id, "SyntaxError", e.msg or str(e), e.lineno))
+        except Exception as e:  # noqa: BLE001 - a learner's cell may raise anything
+            frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == filename]
+            errors.append(CellError(cell.index, cell.grade_id, type(e).__name__, str(e)[:300],
+                                    frames[-1].lineno if frames else None))
+    return namespace, errors
+
+
+def load_notebook(path: str | Path):
+    """Read a notebook as plain JSON data (nbformat is only needed to write)."""
+    import json
+
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def namespace_for(template_path: str | Path, learner_cells: dict[str, str] | None = None) -> tuple[dict, list[CellError]]:
+    """Execute a worksheet's program in this process (for tests and the notebook self-check)."""
+    template = load_notebook(template_path)
+    return execute_program(build_program(template, learner_cells or {}))

@@ -1,0 +1,18 @@
+"""The catalogue of common mistakes: one module per stage, ``sNN_name.py``, with ``MUTANTS``.
+
+A mutant replaces some solution cells of a worksheet (by grade_id) with a
+typical wrong answer. ``lost`` is exactly the set of checks it must not pass
+(its own failures and the checks that depend on them), and ``feedback`` gives,
+per check, words the feedback must contain: the advice written for that mistake.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    cells: dict[str, str]
+    lost: set[str]
+    feedback: dict[str, str] = field(default_factory=dict)
