@@ -8,17 +8,19 @@ caller did not pass one (passing one is what gets a kernel to memory bandwidth).
 
 Measured with ``bench/bench_kernels.py`` (see ``minigrad/kernels/__init__.py``):
 ``sigmoid_forward`` and ``tanh_forward`` lose to NumPy, whose ``exp`` and ``tanh``
-are SIMD-vectorised while Numba calls the scalar libm function per element.
-``minigrad.kernels`` therefore exports the references for those two; the
+are SIMD-vectorised while Numba calls the scalar libm function per element,
+and ``relu_forward`` cannot beat ``np.maximum``, which already runs at memory
+bandwidth. ``minigrad.kernels`` exports the references for those three; the
 kernels stay here so the benchmark can re-measure them on another machine.
+The backward kernels and GELU (NumPy has no erf) win everywhere.
 
 ``error_model="numpy"``: 1/0 gives inf as in NumPy instead of raising, and a
 division needs no zero check, so LLVM can vectorise the loop.
 
 No ``parallel=True``: on 2 cores it gains at most 2x on arrays of 1e6+
-elements, and right after a BLAS matmul (as in every layer of a network) the
-spinning OpenBLAS and OpenMP threads fight and a parallel kernel becomes many
-times slower (the benchmark's "threads" section measures both).
+elements, and a parallel launch can stall for milliseconds when BLAS's
+spinning threads (right after a matmul, as in every layer) or another process
+hold the cores; the benchmark's "threads" section measures both cases.
 """
 from __future__ import annotations
 

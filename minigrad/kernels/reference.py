@@ -17,6 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+Pair = int | tuple[int, int]  # conv and pool take one int for both spatial dims, or a pair
 
 
 # ---------------------------------------------------------------------------
@@ -205,9 +206,7 @@ def tanh_backward(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None
     """grad * (1 - y*y), from the saved output y = tanh(x)."""
     y = check_float("y", y)
     grad = check_like("grad", grad, y)
-    t = y * y
-    np.subtract(1, t, out=t)
-    return np.multiply(grad, t, out=check_out(out, y))
+    return np.multiply(grad, 1 - y * y, out=check_out(out, y))
 
 
 def relu_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -229,7 +228,7 @@ _erf_object = np.frompyfunc(math.erf, 1, 1)
 
 def _erf(x: np.ndarray) -> np.ndarray:
     """NumPy has no erf ufunc: call math.erf per element. Exact, but ~50x slower than a ufunc."""
-    return _erf_object(x).astype(x.dtype)
+    return np.asarray(_erf_object(x)).astype(x.dtype)
 
 
 def gelu_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -324,7 +323,7 @@ def _windows(x: np.ndarray, kernel, stride, padding, fill=0.0) -> np.ndarray:
 
 
 def conv2d_forward(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
-                   stride=(1, 1), padding=(0, 0)) -> np.ndarray:
+                   stride: Pair = (1, 1), padding: Pair = (0, 0)) -> np.ndarray:
     """y[n,o] = bias[o] + sum over (c, kh, kw) of weight[o,c] * window of x[n,c]: one BLAS call."""
     x, weight, bias, stride, padding, _ = check_conv(x, weight, bias, stride, padding)
     win = _windows(x, weight.shape[2:], stride, padding)
@@ -334,8 +333,8 @@ def conv2d_forward(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
     return np.ascontiguousarray(y.transpose(0, 3, 1, 2))
 
 
-def conv2d_backward(x: np.ndarray, weight: np.ndarray, grad_y: np.ndarray,
-                    stride=(1, 1), padding=(0, 0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def conv2d_backward(x: np.ndarray, weight: np.ndarray, grad_y: np.ndarray, stride: Pair = (1, 1),
+                    padding: Pair = (0, 0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(grad_x, grad_weight, grad_bias). grad_x scatters each window's gradient back (col2im)."""
     x, weight, _, stride, padding, out_hw = check_conv(x, weight, None, stride, padding)
     grad_y = check_conv_grad(grad_y, x, weight, out_hw)
@@ -352,7 +351,8 @@ def conv2d_backward(x: np.ndarray, weight: np.ndarray, grad_y: np.ndarray,
     return np.ascontiguousarray(grad_x), grad_weight, grad_bias
 
 
-def max_pool2d_forward(x: np.ndarray, kernel_size, stride=None, padding=(0, 0)) -> tuple[np.ndarray, np.ndarray]:
+def max_pool2d_forward(x: np.ndarray, kernel_size: Pair, stride: Pair | None = None,
+                       padding: Pair = (0, 0)) -> tuple[np.ndarray, np.ndarray]:
     """(y, indices): indices[n,c,i,j] is the flat position in the H*W plane of the max, as in torch."""
     x, kernel, stride, padding, (oh, ow) = check_pool(x, kernel_size, stride, padding)
     n, c, h, w = x.shape
@@ -368,7 +368,7 @@ def max_pool2d_forward(x: np.ndarray, kernel_size, stride=None, padding=(0, 0)) 
     return np.ascontiguousarray(y), indices.astype(np.int64)
 
 
-def max_pool2d_backward(grad_y: np.ndarray, indices: np.ndarray, input_shape) -> np.ndarray:
+def max_pool2d_backward(grad_y: np.ndarray, indices: np.ndarray, input_shape: tuple[int, ...]) -> np.ndarray:
     """Scatter-add grad_y to the max positions; add.at sums where windows overlap."""
     grad_y, indices, input_shape = check_pool_grad(grad_y, indices, input_shape)
     n, c, h, w = input_shape
@@ -382,7 +382,7 @@ def max_pool2d_backward(grad_y: np.ndarray, indices: np.ndarray, input_shape) ->
 # Broadcasting, undone
 # ---------------------------------------------------------------------------
 
-def sum_to_shape(grad: np.ndarray, shape) -> np.ndarray:
+def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum a broadcast gradient back to ``shape``: over added leading dims and stretched 1-dims.
 
     May return ``grad`` itself when there is nothing to sum.

@@ -5,13 +5,19 @@ Each op is a ``Function``: ``forward`` computes with NumPy on ``x._data``;
 ``create_graph=True`` the backward pass is itself recorded and can be
 differentiated again. Binary ops accept a Python scalar on either side; its
 gradient is ``None``, like any non-Tensor argument.
+
+A few backward passes also have a fused Numba kernel (``minigrad.kernels``):
+one pass over memory instead of three NumPy passes. They are used unless grad
+mode is on during backward, which means ``create_graph=True`` asked for a
+differentiable backward.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from minigrad import dtypes
+from minigrad import dtypes, kernels
 from minigrad.autograd.function import Function
+from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import broadcast_error, sum_to
 from minigrad.tensor import Tensor
 
@@ -213,6 +219,8 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
+        if not is_grad_enabled():
+            return Tensor._wrap(kernels.tanh_backward(out._data, grad._data))
         return grad * (1 - out * out)
 
 
@@ -231,6 +239,8 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
+        if not is_grad_enabled():
+            return Tensor._wrap(kernels.sigmoid_backward(out._data, grad._data))
         return grad * out * (1 - out)
 
 
@@ -246,6 +256,8 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
+        if not is_grad_enabled():
+            return Tensor._wrap(kernels.relu_backward(out._data, grad._data))
         return grad * Tensor._wrap((out._data > 0).astype(out._data.dtype))
 
 

@@ -1,0 +1,390 @@
+"""Time every Numba kernel of minigrad.kernels against its NumPy reference (and PyTorch, if installed).
+
+    python bench/bench_kernels.py                  # full: 1e4, 1e6, 1e7 elements; float32 and float64
+    python bench/bench_kernels.py --quick          # tiny sizes, 1-2 repetitions: a smoke test
+    python bench/bench_kernels.py --json out.json  # also write every measurement as JSON
+
+Method: each implementation is called once first (Numba compiles then, and the
+page faults of fresh output arrays are paid), then the repetitions are
+interleaved kernel, reference, [torch], kernel, reference, ... so that a noisy
+machine's drifts hit all of them alike. We report median, min and max, and the
+median of the pair-by-pair ratios reference/kernel (> 1: the kernel wins).
+Elementwise kernels also get their achieved bandwidth, as a fraction of what a
+large ``np.copyto`` reaches on this machine.
+
+Two extra sections record the measurements behind design decisions that left
+no kernel in the library: ``parallel=True`` (threads), and a Numba
+``sum_to_shape`` candidate.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install needed
+
+from minigrad.kernels import conv, elementwise as ew, reference as ref, softmax as sm  # noqa: E402
+
+try:
+    import torch
+    import torch.nn.functional as F
+except Exception:  # not installed, or broken: the torch column stays empty
+    torch = None
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def measure(impls: dict, reps: int, budget: float) -> dict:
+    """Warm up each callable, then time them interleaved; reps shrinks to fit the time budget."""
+    first = {name: timed(fn) for name, fn in impls.items()}  # compiles / warms caches
+    first = {name: timed(fn) for name, fn in impls.items()}
+    per_round = sum(first.values())
+    reps = max(min(reps, 5), min(reps, int(budget / max(per_round, 1e-9))))
+    times = {name: [] for name in impls}
+    for _ in range(reps):
+        for name, fn in impls.items():
+            times[name].append(timed(fn))
+    stats = {name: dict(median=statistics.median(t), min=min(t), max=max(t), reps=len(t)) for name, t in times.items()}
+    if "kernel" in times and "reference" in times:
+        stats["ratio"] = statistics.median(r / k for r, k in zip(times["reference"], times["kernel"]))
+    if "kernel" in times and "torch" in times:
+        stats["torch_ratio"] = statistics.median(t / k for t, k in zip(times["torch"], times["kernel"]))
+    return stats
+
+
+def copy_bandwidth(n_bytes: int) -> float:
+    """GB/s of a large np.copyto (bytes read + bytes written): the machine's practical ceiling."""
+    src = np.ones(n_bytes // 8)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)
+    best = min(timed(lambda: np.copyto(dst, src)) for _ in range(5))
+    return 2 * src.nbytes / best / 1e9
+
+
+def torch_op(make):
+    """A torch callable from ``make()``, or None if torch is absent or the op is not available."""
+    if torch is None:
+        return None
+    try:
+        fn = make()
+        fn()
+        return fn
+    except Exception:
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------
+
+ELEMENTWISE = {  # name: (inputs, torch op on torch tensors)
+    "sigmoid_forward": (1, lambda x: torch.sigmoid(x)),
+    "sigmoid_backward": (2, lambda y, g: torch.ops.aten.sigmoid_backward(g, y)),
+    "tanh_forward": (1, lambda x: torch.tanh(x)),
+    "tanh_backward": (2, lambda y, g: torch.ops.aten.tanh_backward(g, y)),
+    "relu_forward": (1, lambda x: torch.relu(x)),
+    "relu_backward": (2, lambda x, g: torch.ops.aten.threshold_backward(g, x, 0)),
+    "gelu_forward": (1, lambda x: F.gelu(x)),
+    "gelu_backward": (2, lambda x, g: torch.ops.aten.gelu_backward(g, x)),
+}
+
+
+def elementwise_cases(sizes, dtypes, rng):
+    for name, (n_in, torch_fn) in ELEMENTWISE.items():
+        for dtype in dtypes:
+            for n in sizes:
+                args = [rng.standard_normal(n).astype(dtype) for _ in range(n_in)]
+                if name.startswith(("sigmoid_b", "tanh_b")):
+                    args[0] = np.tanh(args[0])  # a plausible saved output
+                out_k, out_r = np.empty_like(args[0]), np.empty_like(args[0])
+                impls = {
+                    "kernel": lambda f=getattr(ew, name), a=args, o=out_k: f(*a, out=o),
+                    "reference": lambda f=getattr(ref, name), a=args, o=out_r: f(*a, out=o),
+                }
+                t = torch_op(lambda f=torch_fn, a=args: (lambda ta=[torch.from_numpy(v) for v in a]: f(*ta)))
+                if t:
+                    impls["torch"] = t
+                yield dict(group="elementwise", name=name, dtype=np.dtype(dtype).name, size=n,
+                           shape=f"({n},)", bytes=(n_in + 1) * n * np.dtype(dtype).itemsize), impls
+
+
+def softmax_cases(sizes, dtypes, rng):
+    classes = 10
+    for dtype in dtypes:
+        for n in sizes:
+            rows = max(n // classes, 1)
+            x = rng.standard_normal((rows, classes)).astype(dtype)
+            g = rng.standard_normal((rows, classes)).astype(dtype)
+            targets = rng.integers(0, classes, rows)
+            y, log_y = ref.softmax_forward(x), ref.log_softmax_forward(x)
+            tx, tg, ty, tly = (torch.from_numpy(a) if torch else None for a in (x, g, y, log_y))
+            tt = torch.from_numpy(targets) if torch else None
+            tdt = tx.dtype if torch else None
+            ops = {
+                "softmax_forward": ((x,), lambda: torch.softmax(tx, -1)),
+                "log_softmax_forward": ((x,), lambda: torch.log_softmax(tx, -1)),
+                "softmax_backward": ((y, g), lambda: torch.ops.aten._softmax_backward_data(tg, ty, -1, tdt)),
+                "log_softmax_backward": ((log_y, g), lambda: torch.ops.aten._log_softmax_backward_data(tg, tly, -1, tdt)),
+                "cross_entropy_forward": ((x, targets), lambda: F.cross_entropy(tx, tt)),
+                "cross_entropy_backward": ((log_y, targets, 1.0), None),
+            }
+            for name, (args, torch_fn) in ops.items():
+                impls = {"kernel": lambda f=getattr(sm, name), a=args: f(*a),
+                         "reference": lambda f=getattr(ref, name), a=args: f(*a)}
+                t = torch_op(lambda f=torch_fn: f) if torch_fn else None
+                if t:
+                    impls["torch"] = t
+                yield dict(group="softmax", name=name, dtype=np.dtype(dtype).name, size=rows * classes,
+                           shape=f"({rows},{classes})"), impls
+
+
+CONV_LAYERS = [  # the course's digits network: 1x8x8 images, conv3x3 1->8, then conv3x3 8->16
+    ("conv1", 1, 8, 8), ("conv2", 8, 16, None),
+]
+CONV_SETTINGS = [((1, 1), (0, 0)), ((1, 1), (1, 1)), ((2, 2), (1, 1))]
+
+
+def conv_cases(batches, dtypes, rng):
+    for dtype in dtypes:
+        for batch in batches:
+            for stride, padding in CONV_SETTINGS:
+                h = 8
+                for layer, c_in, c_out, _ in CONV_LAYERS:
+                    x = rng.standard_normal((batch, c_in, h, h)).astype(dtype)
+                    w = (rng.standard_normal((c_out, c_in, 3, 3)) * 0.3).astype(dtype)
+                    b = rng.standard_normal(c_out).astype(dtype)
+                    y = ref.conv2d_forward(x, w, b, stride, padding)
+                    gy = rng.standard_normal(y.shape).astype(dtype)
+                    meta = dict(group="conv", dtype=np.dtype(dtype).name, size=x.size,
+                                shape=f"{list(x.shape)}*{list(w.shape)} s{stride[0]} p{padding[0]}")
+                    fwd = {"kernel": lambda a=(x, w, b, stride, padding): conv.conv2d_forward(*a),
+                           "reference": lambda a=(x, w, b, stride, padding): ref.conv2d_forward(*a)}
+                    t = torch_op(lambda a=(x, w, b): (lambda tx=[torch.from_numpy(v) for v in a], s=stride, p=padding:
+                                                      F.conv2d(*tx, stride=s, padding=p)))
+                    if t:
+                        fwd["torch"] = t
+                    yield dict(meta, name="conv2d_forward"), fwd
+                    bwd = {"kernel": lambda a=(x, w, gy, stride, padding): conv.conv2d_backward(*a),
+                           "reference": lambda a=(x, w, gy, stride, padding): ref.conv2d_backward(*a)}
+                    t = torch_op(lambda a=(x, w, gy): (lambda tx=[torch.from_numpy(v) for v in a], s=stride, p=padding: (
+                        torch.nn.grad.conv2d_input(tx[0].shape, tx[1], tx[2], s, p),
+                        torch.nn.grad.conv2d_weight(tx[0], tx[1].shape, tx[2], s, p))))
+                    if t:
+                        bwd["torch"] = t
+                    yield dict(meta, name="conv2d_backward"), bwd
+                    h = y.shape[2]
+    pool_shapes = [(8, 8), (16, 6)]  # after conv1 (padding 1) and conv2 (padding 0)
+    for dtype in dtypes:
+        for batch in batches:
+            for channels, h in pool_shapes:
+                x = rng.standard_normal((batch, channels, h, h)).astype(dtype)
+                y, idx = ref.max_pool2d_forward(x, 2, 2, 0)
+                gy = rng.standard_normal(y.shape).astype(dtype)
+                meta = dict(group="pool", dtype=np.dtype(dtype).name, size=x.size, shape=f"{list(x.shape)} k2 s2")
+                fwd = {"kernel": lambda x=x: conv.max_pool2d_forward(x, 2, 2, 0),
+                       "reference": lambda x=x: ref.max_pool2d_forward(x, 2, 2, 0)}
+                t = torch_op(lambda x=x: (lambda tx=torch.from_numpy(x): F.max_pool2d(tx, 2, 2, 0, return_indices=True)))
+                if t:
+                    fwd["torch"] = t
+                yield dict(meta, name="max_pool2d_forward"), fwd
+                bwd = {"kernel": lambda a=(gy, idx, x.shape): conv.max_pool2d_backward(*a),
+                       "reference": lambda a=(gy, idx, x.shape): ref.max_pool2d_backward(*a)}
+                t = torch_op(lambda a=(gy, x, idx): (lambda ta=[torch.from_numpy(v) for v in a]:
+                             torch.ops.aten.max_pool2d_with_indices_backward(ta[0], ta[1], [2, 2], [2, 2], [0, 0],
+                                                                             [1, 1], False, ta[2])))
+                if t:
+                    bwd["torch"] = t
+                yield dict(meta, name="max_pool2d_backward"), bwd
+
+
+# ---------------------------------------------------------------------------
+# Design experiments: candidates that did not make it into the library
+# ---------------------------------------------------------------------------
+
+@numba.njit(parallel=True, error_model="numpy")
+def _gelu_forward_parallel(x, out):
+    """The parallel twin of elementwise._gelu_forward (compute-bound: erf + nothing else)."""
+    for i in numba.prange(x.size):
+        v = x[i]
+        out[i] = 0.5 * v * (1.0 + math.erf(v * 0.7071067811865476))
+
+
+@numba.njit(parallel=True, error_model="numpy")
+def _relu_forward_parallel(x, out):
+    """The parallel twin of elementwise._relu_forward (memory-bound)."""
+    for i in numba.prange(x.size):
+        v = x[i]
+        out[i] = 0.0 if v < 0.0 else v
+
+
+def threads_section(sizes, reps, budget):
+    """Does parallel=True pay on this machine, alone and right after a BLAS matmul (as in a network)?"""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((512, 512))
+    rows = []
+    for name, serial, parallel in (("gelu_forward", ew._gelu_forward, _gelu_forward_parallel),
+                                   ("relu_forward", ew._relu_forward, _relu_forward_parallel)):
+        for n in sizes:
+            x = rng.standard_normal(n)
+            out = np.empty_like(x)
+            for after_matmul in (False, True):
+                def run(kernel, after=after_matmul):
+                    if after:
+                        a @ a  # leaves OpenBLAS's threads spinning, as a Linear layer would
+                    t0 = time.perf_counter()
+                    kernel(x, out)
+                    return time.perf_counter() - t0
+                run(serial), run(parallel)
+                n_reps = max(2, min(reps, int(budget / max(run(serial) + run(parallel) + 1e-3, 1e-9))))
+                ts, tp = [], []
+                for _ in range(n_reps):
+                    ts.append(run(serial))
+                    tp.append(run(parallel))
+                rows.append(dict(name=name, size=n, after_matmul=after_matmul, serial=statistics.median(ts),
+                                 parallel=statistics.median(tp),
+                                 speedup=statistics.median(s / p for s, p in zip(ts, tp))))
+    return rows
+
+
+@numba.njit(error_model="numpy")
+def _sum_leading(g, out):
+    """Candidate sum_to_shape for (M, K) -> (K,): add the rows."""
+    out[:] = 0.0
+    for i in range(g.shape[0]):
+        for j in range(g.shape[1]):
+            out[j] += g[i, j]
+
+
+@numba.njit(error_model="numpy")
+def _sum_trailing(g, out):
+    """Candidate sum_to_shape for (M, K) -> (M, 1): add along each row."""
+    for i in range(g.shape[0]):
+        s = 0.0
+        for j in range(g.shape[1]):
+            s += g[i, j]
+        out[i, 0] = s
+
+
+def sum_to_shape_cases(sizes, dtypes, rng):
+    for dtype in dtypes:
+        for n in sizes:
+            k = min(1000, n)
+            g = rng.standard_normal((n // k, k)).astype(dtype)
+            for shape, kernel in (((k,), _sum_leading), ((n // k, 1), _sum_trailing)):
+                impls = {"kernel": lambda g=g, s=shape, f=kernel: f(g, np.empty(s, g.dtype)),
+                         "reference": lambda g=g, s=shape: ref.sum_to_shape(g, s)}
+                yield dict(group="sum_to_shape (candidate, not in library)", name="sum_to_shape",
+                           dtype=np.dtype(dtype).name, size=n, shape=f"{g.shape}->{shape}"), impls
+
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+
+def fmt_time(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return f"{t * 1e6:.1f}us" if t < 1e-3 else f"{t * 1e3:.2f}ms" if t < 1 else f"{t:.2f}s"
+
+
+def spread(s: dict) -> str:
+    return f"{fmt_time(s['median'])} [{fmt_time(s['min'])}-{fmt_time(s['max'])}]"
+
+
+HEADER = (f"{'kernel':<22} {'dtype':<7} {'shape':<30} {'kernel median [min-max]':<30} "
+          f"{'reference median [min-max]':<30} {'torch':>9} {'ref/kern':>8}  GB/s (of copy)")
+
+
+def print_row(rec: dict) -> None:
+    torch_time = fmt_time(rec["torch"]["median"]) if "torch" in rec else "-"
+    bw = f"{rec['kernel_GBps']:5.1f} ({rec['bandwidth_fraction']:.0%})" if "kernel_GBps" in rec else ""
+    print(f"{rec['name']:<22} {rec['dtype']:<7} {rec['shape']:<30} {spread(rec['kernel']):<30} "
+          f"{spread(rec['reference']):<30} {torch_time:>9} {rec['ratio']:7.2f}x  {bw}", flush=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and 1-2 repetitions (smoke test)")
+    parser.add_argument("--json", metavar="PATH", help="write all measurements to PATH as JSON")
+    parser.add_argument("--only", metavar="NAMES", help="comma-separated kernel names (or 'threads') to run")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(",")) if args.only else None
+
+    if args.quick:
+        sizes, batches, reps, budget, bw_bytes = [1000], [4], 2, 0.0, 1 << 22
+    else:
+        sizes, batches, reps, budget, bw_bytes = [10**4, 10**6, 10**7], [64, 512], 30, 1.5, 1 << 28
+    dtypes = [np.float32, np.float64]
+    rng = np.random.default_rng(0)
+
+    bandwidth = copy_bandwidth(bw_bytes)
+    print(f"numpy {np.__version__}, numba {numba.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
+          f"{platform.processor() or platform.machine()}, threads: numba {numba.get_num_threads()}")
+    print(f"memory bandwidth (np.copyto of {bw_bytes >> 20} MiB, read+write): {bandwidth:.1f} GB/s\n")
+
+    results = []
+    groups = [elementwise_cases(sizes, dtypes, rng), softmax_cases(sizes, dtypes, rng),
+              conv_cases(batches, dtypes, rng), sum_to_shape_cases(sizes[-2:], dtypes, rng)]
+    current = None
+    for cases in groups:
+        for meta, impls in cases:
+            if only and meta["name"] not in only:
+                continue
+            if meta["group"] != current:
+                current = meta["group"]
+                print(f"== {current} ==\n{HEADER}")
+            stats = measure(impls, reps, budget)
+            rec = dict(meta, **stats)
+            if "bytes" in meta:
+                rec["kernel_GBps"] = meta["bytes"] / stats["kernel"]["median"] / 1e9
+                rec["bandwidth_fraction"] = rec["kernel_GBps"] / bandwidth
+            results.append(rec)
+            print_row(rec)
+
+    threads = threads_section(sizes[-2:], reps, budget) if not only or "threads" in only else []
+    if threads:
+        print(f"\n== threads: parallel=True twin vs the serial kernel (float64, numba threading layer "
+              f"{numba.threading_layer()}) ==")
+    for row in threads:
+        print(f"{row['name']:<14} n={row['size']:<9} {'after a 512x512 matmul' if row['after_matmul'] else 'alone':<23}"
+              f" serial {fmt_time(row['serial']):>9}  parallel {fmt_time(row['parallel']):>9}  speedup {row['speedup']:.2f}x")
+
+    print("\n== verdict: ref/kernel ratios at >= 1e6 elements (elementwise, softmax) or on every course "
+          "shape (conv, pool); within 5% counts as a tie ==")
+    ratios = {}
+    for rec in results:
+        if rec["group"] in ("conv", "pool") or rec["size"] >= 10**6 or args.quick:
+            key = rec["name"] if "candidate" not in rec["group"] else rec["name"] + " (numba candidate)"
+            ratios.setdefault(key, []).append(rec["ratio"])
+    verdict = {}
+    for name, rs in ratios.items():
+        worst, typical = min(rs), statistics.median(rs)
+        verdict[name] = ("kernel wins" if worst > 1.05 else  # must beat the reference everywhere
+                         "tie: no measurable win -> reference" if worst >= 0.95 else "reference wins")
+        print(f"{name:<40} worst {worst:5.2f}x  median {typical:5.2f}x  -> {verdict[name]}")
+
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(dict(
+            numpy=np.__version__, numba=numba.__version__, torch=torch.__version__ if torch else None,
+            machine=platform.machine(), copy_bandwidth_GBps=bandwidth, quick=args.quick,
+            results=results, threads=threads, verdict=verdict), indent=1))
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

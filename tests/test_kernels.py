@@ -1,0 +1,447 @@
+"""minigrad.kernels: every Numba kernel against its NumPy reference, and the references
+against finite differences and hand-written loops (so the specification itself is proven).
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad.kernels as kernels
+from minigrad.kernels import conv, elementwise as ew, reference as ref, softmax as sm
+
+DTYPES = [np.float32, np.float64]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tol(dtype) -> dict:
+    """float32 keeps ~7 digits; float64 kernels and references differ only in rounding."""
+    return dict(rtol=2e-5, atol=2e-6) if np.dtype(dtype) == np.float32 else dict(rtol=1e-10, atol=1e-12)
+
+
+def make(shape, dtype, layout="contiguous", seed=0, scale=3.0) -> np.ndarray:
+    """Random array of `shape`; 'transposed' and 'strided' give non-contiguous views."""
+    rng = np.random.default_rng(seed)
+    if layout == "transposed" and len(shape) >= 2:
+        a = (rng.standard_normal(shape[::-1]) * scale).astype(dtype).T
+    elif layout == "transposed" and len(shape) == 1:
+        a = (rng.standard_normal(shape) * scale).astype(dtype)[::-1]
+    elif layout == "strided" and len(shape) >= 1:
+        a = (rng.standard_normal((shape[0] * 2, *shape[1:])) * scale).astype(dtype)[::2]
+    else:
+        a = (rng.standard_normal(shape) * scale).astype(dtype)
+    assert a.shape == tuple(shape)
+    if layout != "contiguous" and a.size > 1:
+        assert not a.flags.c_contiguous
+    return a
+
+
+# ---------------------------------------------------------------------------
+# Elementwise
+# ---------------------------------------------------------------------------
+
+UNARY = ["sigmoid_forward", "tanh_forward", "relu_forward", "gelu_forward"]
+BINARY = ["sigmoid_backward", "tanh_backward", "relu_backward", "gelu_backward"]
+SHAPES = [(), (1,), (7,), (1023,), (3, 5, 7)]
+LAYOUTS = ["contiguous", "transposed", "strided"]
+
+
+def elementwise_args(name, shape, dtype, layout):
+    x = make(shape, dtype, layout, seed=1)
+    if x.ndim:
+        x[..., ::5] = 0  # relu's x > 0 boundary
+    if name in UNARY:
+        return (x,)
+    return (x, make(shape, dtype, layout, seed=2, scale=1.0))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_elementwise_matches_reference(name, dtype, shape, layout):
+    args = elementwise_args(name, shape, dtype, layout)
+    got = getattr(ew, name)(*args)
+    want = getattr(ref, name)(*args)
+    assert got.dtype == np.dtype(dtype) and got.shape == tuple(shape)
+    np.testing.assert_allclose(got, want, **tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_elementwise_out(name, dtype):
+    args = elementwise_args(name, (4, 6), dtype, "contiguous")
+    want = getattr(ref, name)(*args)
+    for fn in (getattr(ew, name), getattr(ref, name)):
+        out = np.full((4, 6), np.nan, dtype)
+        assert fn(*args, out=out) is out
+        np.testing.assert_allclose(out, want, **tol(dtype))
+        strided_out = np.full((4, 12), np.nan, dtype)[:, ::2]  # non-contiguous out
+        assert fn(*args, out=strided_out) is strided_out
+        np.testing.assert_allclose(strided_out, want, **tol(dtype))
+        in_place = [a.copy() for a in args]  # out aliasing the last input
+        fn(*in_place, out=in_place[-1])
+        np.testing.assert_allclose(in_place[-1], want, **tol(dtype))
+
+
+def test_elementwise_known_values():
+    x = np.array([-1.0, 0.0, 1.0, -1000.0, 1000.0])
+    with np.errstate(over="raise", invalid="raise"):  # no overflow warning for exp(1000)
+        for fn in (ew.sigmoid_forward, ref.sigmoid_forward):
+            np.testing.assert_allclose(fn(x), [1 / (1 + math.e), 0.5, 1 / (1 + 1 / math.e), 0.0, 1.0], rtol=1e-15)
+    # GELU(x) = x * Phi(x); Phi(1) = 0.8413447460685429
+    for fn in (ew.gelu_forward, ref.gelu_forward):
+        np.testing.assert_allclose(fn(x[:3]), [-0.15865525393145707, 0.0, 0.8413447460685429], rtol=1e-14)
+    nan = np.array([np.nan, -2.0, 3.0])
+    for fn in (ew.relu_forward, ref.relu_forward):
+        np.testing.assert_array_equal(fn(nan), [np.nan, 0.0, 3.0])  # NaN propagates, like torch
+
+
+@pytest.mark.parametrize("name, saves_output", [("sigmoid", True), ("tanh", True), ("relu", False), ("gelu", False)])
+def test_elementwise_reference_backward_is_the_derivative(name, saves_output):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(200) * 3
+    x = x[np.abs(x) > 1e-3]  # keep relu away from its kink
+    g = rng.standard_normal(x.shape)
+    forward, backward = getattr(ref, f"{name}_forward"), getattr(ref, f"{name}_backward")
+    h = 1e-6
+    numeric = (forward(x + h) - forward(x - h)) / (2 * h) * g
+    saved = forward(x) if saves_output else x
+    np.testing.assert_allclose(backward(saved, g), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_elementwise_errors():
+    x = np.ones((2, 3))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        ew.relu_forward(np.ones(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="shape"):
+        ew.relu_backward(x, np.ones((3, 2)))
+    with pytest.raises(TypeError, match="dtype"):
+        ew.sigmoid_backward(x, np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="out"):
+        ew.tanh_backward(x, x, out=np.empty((6,)))
+    with pytest.raises(ValueError, match="out"):
+        ew.gelu_forward(x, out=np.empty((2, 3), np.float32))
+
+
+# ---------------------------------------------------------------------------
+# Softmax family and cross-entropy
+# ---------------------------------------------------------------------------
+
+SOFTMAX_CASES = [((7,), -1), ((1, 1), -1), ((64, 10), -1), ((1023, 3), 1), ((3, 5, 7), -1),
+                 ((3, 5, 7), 0), ((3, 5, 7), 1), ((), 0)]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape, axis", SOFTMAX_CASES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_softmax_family_matches_reference(dtype, shape, axis, layout):
+    x = make(shape, dtype, layout, seed=4)
+    g = make(shape, dtype, layout, seed=5, scale=1.0)
+    for fwd, bwd in (("softmax_forward", "softmax_backward"), ("log_softmax_forward", "log_softmax_backward")):
+        y = getattr(sm, fwd)(x, axis=axis)
+        np.testing.assert_allclose(y, getattr(ref, fwd)(x, axis=axis), **tol(dtype))
+        assert y.dtype == np.dtype(dtype) and y.shape == tuple(shape)
+        gx = getattr(sm, bwd)(y, g, axis=axis)
+        np.testing.assert_allclose(gx, getattr(ref, bwd)(y, g, axis=axis), **tol(dtype))
+        assert gx.dtype == np.dtype(dtype)
+
+
+def test_softmax_reference_properties():
+    x = np.array([[1000.0, 1001.0, 999.0], [-5.0, 0.0, 5.0]])  # exp(1000) would overflow
+    with np.errstate(over="raise", invalid="raise"):
+        for mod in (sm, ref):
+            p = mod.softmax_forward(x)
+            np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-15)
+            np.testing.assert_allclose(p[0], [0.24472847105479764, 0.6652409557748219, 0.09003057317038046], rtol=1e-14)
+            np.testing.assert_allclose(np.exp(mod.log_softmax_forward(x)), p, rtol=1e-14)
+    np.testing.assert_allclose(ref.softmax_forward(x, axis=0)[:, 0], [1.0, 0.0], atol=1e-300)
+
+
+def numerical_grad(f, x: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    """d f(x) / dx by central differences, one element at a time (f returns a float)."""
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + h
+        up = f(x)
+        x[i] = old - h
+        down = f(x)
+        x[i] = old
+        grad[i] = (up - down) / (2 * h)
+    return grad
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmax_reference_backward_is_the_derivative(axis):
+    x, g = make((4, 5), np.float64, seed=6), make((4, 5), np.float64, seed=7)
+    for fwd, bwd in ((ref.softmax_forward, ref.softmax_backward), (ref.log_softmax_forward, ref.log_softmax_backward)):
+        numeric = numerical_grad(lambda v: float((fwd(v, axis=axis) * g).sum()), x.copy())
+        np.testing.assert_allclose(bwd(fwd(x, axis=axis), g, axis=axis), numeric, rtol=1e-6, atol=1e-8)
+
+
+CE_SHAPES = [(1, 1), (7, 10), (64, 10), (1023, 10), (5, 3)]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape", CE_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_cross_entropy_matches_reference(dtype, shape, layout):
+    logits = make(shape, dtype, layout, seed=8)
+    targets = np.random.default_rng(9).integers(0, shape[1], shape[0]).astype(np.int32)
+    loss, log_probs = sm.cross_entropy_forward(logits, targets)
+    ref_loss, ref_log_probs = ref.cross_entropy_forward(logits, targets)
+    assert isinstance(loss, float) and log_probs.dtype == np.dtype(dtype)
+    assert loss == pytest.approx(ref_loss, rel=tol(dtype)["rtol"], abs=tol(dtype)["atol"])
+    np.testing.assert_allclose(log_probs, ref_log_probs, **tol(dtype))
+    grad = sm.cross_entropy_backward(log_probs, targets, 0.5)
+    assert grad.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(grad, ref.cross_entropy_backward(log_probs, targets, 0.5), **tol(dtype))
+
+
+def test_cross_entropy_reference_against_definition_and_derivative():
+    logits, targets = make((6, 4), np.float64, seed=10), np.array([0, 3, 1, 1, 2, 0])
+    by_hand = np.mean([-(row[t] - math.log(sum(math.exp(v) for v in row))) for row, t in zip(logits, targets)])
+    loss, log_probs = ref.cross_entropy_forward(logits, targets)
+    assert loss == pytest.approx(by_hand, rel=1e-13)
+    numeric = numerical_grad(lambda v: 2.5 * ref.cross_entropy_forward(v, targets)[0], logits.copy())
+    np.testing.assert_allclose(ref.cross_entropy_backward(log_probs, targets, 2.5), numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_softmax_and_cross_entropy_errors():
+    x = np.zeros((3, 4))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        sm.softmax_forward(x, axis=2)
+    with pytest.raises(IndexError, match="Target 4 is out of bounds"):
+        sm.cross_entropy_forward(x, np.array([0, 4, 1]))
+    with pytest.raises(IndexError, match="Target -1 is out of bounds"):
+        sm.cross_entropy_backward(x, np.array([0, -1, 1]), 1.0)
+    with pytest.raises(TypeError, match="integer class indices"):
+        sm.cross_entropy_forward(x, np.array([0.0, 1.0, 2.0]))
+    with pytest.raises(ValueError, match="targets has shape"):
+        sm.cross_entropy_forward(x, np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"\(N, C\)"):
+        sm.cross_entropy_forward(np.zeros((2, 3, 4)), np.array([0, 1]))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        sm.log_softmax_forward(np.zeros((2, 3), np.int32))
+
+
+# ---------------------------------------------------------------------------
+# conv2d
+# ---------------------------------------------------------------------------
+
+# (input shape, weight shape, stride, padding): the course's shapes, then odd ones
+CONV_CASES = [
+    ((4, 1, 8, 8), (8, 1, 3, 3), (1, 1), (0, 0)),
+    ((4, 1, 8, 8), (8, 1, 3, 3), (1, 1), (1, 1)),
+    ((4, 8, 6, 6), (16, 8, 3, 3), (1, 1), (0, 0)),
+    ((4, 8, 8, 8), (16, 8, 3, 3), (2, 2), (1, 1)),
+    ((2, 3, 7, 5), (4, 3, 3, 2), (2, 1), (1, 0)),
+    ((2, 3, 5, 5), (2, 3, 5, 5), (1, 1), (0, 0)),  # kernel as big as the input
+    ((1, 2, 9, 9), (3, 2, 2, 3), (3, 2), (2, 1)),
+    ((3, 1, 1, 1), (2, 1, 1, 1), (1, 1), (0, 0)),
+]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "non-contiguous"])
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("case", CONV_CASES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_conv2d_matches_reference(dtype, case, with_bias, layout):
+    x_shape, w_shape, stride, padding = case
+    x, w = make(x_shape, dtype, seed=11, scale=1.0), make(w_shape, dtype, seed=12, scale=1.0)
+    if layout == "non-contiguous":  # NHWC data viewed as NCHW, and a strided weight
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+        w = np.repeat(w, 2, axis=0)[::2]
+    b = make(w_shape[:1], dtype, seed=13) if with_bias else None
+    y = conv.conv2d_forward(x, w, b, stride, padding)
+    assert y.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(y, ref.conv2d_forward(x, w, b, stride, padding), **tol(dtype))
+    gy = make(y.shape, dtype, seed=14, scale=1.0)
+    got = conv.conv2d_backward(x, w, gy, stride, padding)
+    want = ref.conv2d_backward(x, w, gy, stride, padding)
+    for name, a, e in zip(("grad_x", "grad_weight", "grad_bias"), got, want):
+        assert a.shape == e.shape and a.dtype == np.dtype(dtype), name
+        np.testing.assert_allclose(a, e, err_msg=name, **tol(dtype))
+
+
+def conv_by_loops(x, w, b, stride, padding):
+    """The definition, one multiply-add at a time (float64, tiny shapes only)."""
+    (sh, sw), (ph, pw) = stride, padding
+    n_, c_, h_, w_ = x.shape
+    o_, _, kh_, kw_ = w.shape
+    oh_, ow_ = (h_ + 2 * ph - kh_) // sh + 1, (w_ + 2 * pw - kw_) // sw + 1
+    y = np.zeros((n_, o_, oh_, ow_))
+    for n, o, i, j, c, p, q in np.ndindex(n_, o_, oh_, ow_, c_, kh_, kw_):
+        r, s = i * sh - ph + p, j * sw - pw + q
+        if 0 <= r < h_ and 0 <= s < w_:
+            y[n, o, i, j] += w[o, c, p, q] * x[n, c, r, s]
+    return y + b[:, None, None]
+
+
+@pytest.mark.parametrize("case", [CONV_CASES[1], CONV_CASES[4], CONV_CASES[6]], ids=str)
+def test_conv2d_reference_forward_and_backward_are_right(case):
+    x_shape, w_shape, stride, padding = case
+    x_shape = (1,) + x_shape[1:]  # keep the finite differences cheap
+    x, w, b = (make(s, np.float64, seed=s_, scale=1.0) for s, s_ in ((x_shape, 15), (w_shape, 16), (w_shape[:1], 17)))
+    y = ref.conv2d_forward(x, w, b, stride, padding)
+    np.testing.assert_allclose(y, conv_by_loops(x, w, b, stride, padding), rtol=1e-12, atol=1e-12)
+    gy = make(y.shape, np.float64, seed=18, scale=1.0)
+    grad_x, grad_w, grad_b = ref.conv2d_backward(x, w, gy, stride, padding)
+
+    def loss(x_, w_, b_):
+        return float((ref.conv2d_forward(x_, w_, b_, stride, padding) * gy).sum())
+
+    np.testing.assert_allclose(grad_x, numerical_grad(lambda v: loss(v, w, b), x.copy()), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(grad_w, numerical_grad(lambda v: loss(x, v, b), w.copy()), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(grad_b, numerical_grad(lambda v: loss(x, w, v), b.copy()), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("impl", [conv, ref], ids=["numba", "reference"])
+def test_conv2d_errors(impl):
+    x, w = np.zeros((64, 1, 8, 8)), np.zeros((8, 3, 3, 3))
+    with pytest.raises(RuntimeError, match=r"weight of size \[8, 3, 3, 3\], expected input\[64, 1, 8, 8\] "
+                                           r"to have 3 channels, but got 1 channels instead"):
+        impl.conv2d_forward(x, w, None, (1, 1), (0, 0))
+    with pytest.raises(RuntimeError, match=r"padded input size per channel: \(4 x 4\). Kernel size: \(5 x 5\)"):
+        impl.conv2d_forward(np.zeros((1, 1, 2, 2)), np.zeros((1, 1, 5, 5)), None, (1, 1), (1, 1))
+    with pytest.raises(TypeError, match="should be the same"):
+        impl.conv2d_forward(np.zeros((1, 1, 4, 4), np.float32), np.zeros((1, 1, 3, 3)), None, (1, 1), (0, 0))
+    with pytest.raises(RuntimeError, match="expected bias"):
+        impl.conv2d_forward(np.zeros((1, 1, 4, 4)), np.zeros((2, 1, 3, 3)), np.zeros(3), (1, 1), (0, 0))
+    with pytest.raises(RuntimeError, match="4D"):
+        impl.conv2d_forward(np.zeros((1, 4, 4)), np.zeros((2, 1, 3, 3)), None, (1, 1), (0, 0))
+    with pytest.raises(RuntimeError, match="stride"):
+        impl.conv2d_forward(np.zeros((1, 1, 4, 4)), np.zeros((2, 1, 3, 3)), None, (0, 1), (0, 0))
+    with pytest.raises(ValueError, match="grad_y has shape"):
+        impl.conv2d_backward(np.zeros((1, 1, 4, 4)), np.zeros((2, 1, 3, 3)), np.zeros((1, 2, 3, 3)), (1, 1), (0, 0))
+
+
+# ---------------------------------------------------------------------------
+# max_pool2d
+# ---------------------------------------------------------------------------
+
+POOL_CASES = [  # (input shape, kernel, stride, padding)
+    ((4, 8, 8, 8), (2, 2), (2, 2), (0, 0)),
+    ((2, 3, 7, 5), (3, 3), (1, 1), (1, 1)),  # overlapping windows
+    ((2, 3, 7, 5), (3, 3), (2, 2), (1, 1)),
+    ((2, 2, 6, 6), (2, 2), (1, 1), (0, 0)),
+    ((1, 2, 9, 7), (3, 2), (2, 1), (1, 0)),
+    ((3, 1, 1, 1), (1, 1), (1, 1), (0, 0)),
+]
+
+
+@pytest.mark.parametrize("values", ["random", "ties", "special"])
+@pytest.mark.parametrize("layout", ["contiguous", "non-contiguous"])
+@pytest.mark.parametrize("case", POOL_CASES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_max_pool2d_matches_reference(dtype, case, layout, values):
+    shape, kernel, stride, padding = case
+    x = make(shape, dtype, seed=19)
+    if values == "ties":  # many equal values: the first max must win in both
+        x = np.round(x / 3).astype(dtype)
+    elif values == "special":  # NaN propagates; a window of only -inf must not point into the padding
+        x = np.full(shape, -np.inf, dtype)
+        x.flat[::7] = np.nan
+    if layout == "non-contiguous":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    y, idx = conv.max_pool2d_forward(x, kernel, stride, padding)
+    ref_y, ref_idx = ref.max_pool2d_forward(x, kernel, stride, padding)
+    assert y.dtype == np.dtype(dtype) and idx.dtype == np.int64
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(y, ref_y)
+    plane = shape[2] * shape[3]
+    assert idx.min() >= 0 and idx.max() < plane
+    gy = make(y.shape, dtype, seed=20)
+    np.testing.assert_allclose(conv.max_pool2d_backward(gy, idx, shape),
+                               ref.max_pool2d_backward(gy, ref_idx, shape), **tol(dtype))
+
+
+def test_max_pool2d_reference_is_right():
+    shape, kernel, stride, padding = (2, 2, 7, 5), (3, 3), (1, 1), (1, 1)
+    x = make(shape, np.float64, seed=21)
+    y, idx = ref.max_pool2d_forward(x, kernel, stride, padding)
+    for n, c, i, j in np.ndindex(y.shape):  # the definition, window by window
+        rows = range(max(i - 1, 0), min(i + 2, shape[2]))
+        cols = range(max(j - 1, 0), min(j + 2, shape[3]))
+        cells = [(x[n, c, r, s], r * shape[3] + s) for r in rows for s in cols]
+        assert (y[n, c, i, j], idx[n, c, i, j]) == max(cells, key=lambda t: t[0])
+    gy = make(y.shape, np.float64, seed=22)
+    grad_x = ref.max_pool2d_backward(gy, idx, shape)
+    numeric = numerical_grad(lambda v: float((ref.max_pool2d_forward(v, kernel, stride, padding)[0] * gy).sum()), x.copy())
+    np.testing.assert_allclose(grad_x, numeric, rtol=1e-6, atol=1e-8)
+    assert np.count_nonzero(grad_x) < x.size  # overlapping windows really did accumulate
+    np.testing.assert_allclose(grad_x.sum(), gy.sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("impl", [conv, ref], ids=["numba", "reference"])
+def test_max_pool2d_errors(impl):
+    x = np.zeros((1, 1, 4, 4))
+    with pytest.raises(RuntimeError, match="pad should be at most half"):
+        impl.max_pool2d_forward(x, (2, 2), (2, 2), (2, 2))
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        impl.max_pool2d_forward(np.zeros((1, 1, 2, 2)), (3, 3), (1, 1), (0, 0))
+    with pytest.raises(IndexError, match="indices must lie in"):
+        impl.max_pool2d_backward(np.ones((1, 1, 2, 2)), np.full((1, 1, 2, 2), 16), (1, 1, 4, 4))
+    with pytest.raises(ValueError, match="does not match"):
+        impl.max_pool2d_backward(np.ones((1, 1, 2, 2)), np.zeros((1, 1, 2, 2), np.int64), (1, 2, 4, 4))
+
+
+# ---------------------------------------------------------------------------
+# sum_to_shape
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("grad_shape, shape", [((2, 3, 4), (3, 1)), ((5,), ()), ((2, 3), (2, 3)),
+                                               ((4, 1, 3), (1, 1, 3)), ((7, 2, 5), (5,)), ((), ())], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_sum_to_shape_is_the_adjoint_of_broadcasting(dtype, grad_shape, shape):
+    g = make(grad_shape, dtype, seed=23)
+    v = make(shape, dtype, seed=24)
+    s = kernels.sum_to_shape(g, shape)
+    assert s.shape == shape and s.dtype == np.dtype(dtype)
+    # <sum_to_shape(g), v> = <g, broadcast(v)>: what a correct reverse of broadcasting means
+    lhs, rhs = float((s.astype(np.float64) * v).sum()), float((g.astype(np.float64) * np.broadcast_to(v, grad_shape)).sum())
+    assert lhs == pytest.approx(rhs, rel=1e-5 if dtype == np.float32 else 1e-12, abs=1e-5)
+
+
+def test_sum_to_shape_errors():
+    with pytest.raises(ValueError, match="cannot be summed"):
+        kernels.sum_to_shape(np.zeros((2, 3)), (2,))
+    with pytest.raises(ValueError, match="cannot be summed"):
+        kernels.sum_to_shape(np.zeros((3,)), (2, 3))
+
+
+# ---------------------------------------------------------------------------
+# The package itself
+# ---------------------------------------------------------------------------
+
+def test_import_compiles_nothing():
+    code = (
+        "import json, numba, minigrad.kernels\n"
+        "from minigrad.kernels import conv, elementwise, softmax\n"
+        "d = {f'{m.__name__}.{k}': len(v.signatures) for m in (conv, elementwise, softmax)\n"
+        "     for k, v in vars(m).items() if isinstance(v, numba.core.dispatcher.Dispatcher)}\n"
+        "print(json.dumps(d))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    compiled = json.loads(result.stdout)
+    assert len(compiled) >= 16  # every kernel was found...
+    assert not any(compiled.values()), compiled  # ...and none was compiled
+
+
+def test_exports():
+    assert set(kernels.__all__) == {
+        "sigmoid_forward", "sigmoid_backward", "tanh_forward", "tanh_backward", "relu_forward",
+        "relu_backward", "gelu_forward", "gelu_backward", "softmax_forward", "softmax_backward",
+        "log_softmax_forward", "log_softmax_backward", "cross_entropy_forward", "cross_entropy_backward",
+        "conv2d_forward", "conv2d_backward", "max_pool2d_forward", "max_pool2d_backward", "sum_to_shape",
+    }
+    for name in kernels.__all__:  # each export is the kernel or, where it lost, the reference
+        fn = getattr(kernels, name)
+        assert fn.__name__ == name and fn.__module__.startswith("minigrad.kernels.")
