@@ -17,7 +17,7 @@ from minigrad.creation import (
     randperm, tensor, zeros, zeros_like,
 )
 from minigrad.functional_ops import argmax, cat, clamp, log_softmax, matmul, maximum, softmax, stack, where
-from minigrad import autograd
+from minigrad import autograd, data, nn, optim
 
 __version__ = "0.1.0"
 

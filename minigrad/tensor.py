@@ -187,6 +187,26 @@ class Tensor:
         out._base = self if self._base is None else self._base
         return out
 
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """Copy a leaf: values, requires_grad and .grad, but none of the graph bookkeeping."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment. Call .detach() first to copy a computed tensor."
+            )
+        if id(self) not in memo:
+            new = type(self).__new__(type(self))
+            new._init(self._data.copy())
+            new._requires_grad = self._requires_grad
+            if self._grad is not None:
+                new._grad = self._grad.__deepcopy__(memo)
+            memo[id(self)] = new
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol):
+        """Pickle the values and requires_grad only (never weakrefs, hooks or the graph)."""
+        return (_rebuild_tensor, (type(self), self._data, self._requires_grad))
+
     @property
     def data(self) -> "Tensor":
         """The values as a tensor outside the graph. Changes to it are NOT tracked: prefer detach()."""
@@ -592,6 +612,13 @@ class Tensor:
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+
+
+def _rebuild_tensor(cls: type, array: np.ndarray, requires_grad: bool) -> Tensor:
+    t = cls.__new__(cls)
+    t._init(array)
+    t._requires_grad = requires_grad
+    return t
 
 
 def _operand(x):

@@ -1,0 +1,26 @@
+"""``minigrad.nn``: layers, losses and the Module class that ties them together.
+
+Read it in this order: ``parameter.py`` (a tensor to train), ``module.py``
+(registering parameters and sub-modules), ``functional.py`` (the computations,
+as functions), ``modules/`` (the layers that hold parameters and call them),
+``init.py`` (how the parameters start).
+
+    import minigrad.nn as nn
+    import minigrad.nn.functional as F
+
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    loss = F.cross_entropy(model(x), y)
+"""
+from minigrad.nn import functional, init
+from minigrad.nn.module import Module
+from minigrad.nn.modules import (
+    Conv2d, CrossEntropyLoss, Dropout, Flatten, Linear, MaxPool2d, ModuleList, MSELoss, ReLU,
+    Sequential, Sigmoid, Tanh,
+)
+from minigrad.nn.parameter import Parameter
+
+__all__ = [
+    "Module", "Parameter", "functional", "init",
+    "Linear", "Conv2d", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "Flatten", "Dropout",
+    "Sequential", "ModuleList", "CrossEntropyLoss", "MSELoss",
+]

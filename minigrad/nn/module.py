@@ -1,0 +1,355 @@
+"""``Module``: a layer, or a model made of layers, that owns its parameters.
+
+A Module keeps three ordered dictionaries: its ``_parameters``, its
+``_buffers`` (tensors that are state but are not trained) and its ``_modules``
+(sub-Modules). Plain assignment fills them: ``__setattr__`` looks at the value
+and files a ``Parameter`` or a ``Module`` in the right dictionary, and
+``__getattr__`` finds it there again. Everything else (``parameters()``,
+``state_dict()``, ``train()``, ``zero_grad()``, ``repr``) walks the tree of
+sub-Modules those dictionaries form, in the order the attributes were set,
+which is the order PyTorch uses too.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator
+
+from minigrad.autograd.grad_mode import no_grad
+from minigrad.nn.parameter import Parameter
+from minigrad.tensor import Tensor
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+def _type_name(value) -> str:
+    return type(value).__name__
+
+
+def _quoted(keys: list) -> str:
+    return ", ".join(f'"{k}"' for k in keys)
+
+
+def _addindent(text: str, spaces: int) -> str:
+    """Indent every line but the first (a child's repr goes after ``(name): ``)."""
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [" " * spaces + line for line in rest])
+
+
+class Module:
+    """Base class of all layers and models: subclass it and define ``forward``.
+
+    ::
+
+        class MLP(Module):
+            def __init__(self):
+                super().__init__()          # before assigning any Parameter or Module
+                self.hidden = Linear(64, 128)
+                self.out = Linear(128, 10)
+
+            def forward(self, x):
+                return self.out(self.hidden(x).relu())
+
+    Call the model (``model(x)``), not ``model.forward(x)``: that is the
+    PyTorch idiom (PyTorch also runs hooks there; minigrad has no module hooks).
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        # object.__setattr__: our own __setattr__ needs these dictionaries to exist.
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # -- registration ------------------------------------------------------------
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add ``param`` under ``name``; ``None`` reserves the name (as for ``bias=False``)."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name("parameter", name, self._parameters)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
+                "(minigrad.nn.Parameter or None required)"
+            )
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is state but not trained (it is saved in ``state_dict`` if persistent)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name("buffer", name, self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' (minigrad Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
+            self._non_persistent_buffers.add(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Register ``module`` under ``name`` (what ``self.name = module`` does, for computed names)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_type_name(module)} is not a Module subclass")
+        if "_modules" not in self.__dict__:
+            raise AttributeError("cannot assign module before Module.__init__() call")
+        self._check_name("module", name, self._modules)
+        self._modules[name] = module
+
+    def _check_name(self, kind: str, name: str, own: dict) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_type_name(name)}")
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if hasattr(self, name) and name not in own:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        modules = self.__dict__.get("_modules")
+        buffers = self.__dict__.get("_buffers")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name, "_buffers", "_modules")
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_type_name(value)}' as parameter '{name}' "
+                    "(minigrad.nn.Parameter or None expected)"
+                )
+            params[name] = None
+        elif isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name, "_parameters", "_buffers")
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_type_name(value)}' as child module '{name}' (minigrad.nn.Module or None expected)"
+                )
+            modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_type_name(value)}' as buffer '{name}' (minigrad Tensor or None expected)"
+                )
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str, *stores: str) -> None:
+        """Remove ``name`` from the other places it could be, before registering it in one."""
+        self.__dict__.pop(name, None)
+        for store in stores:
+            self.__dict__[store].pop(name, None)
+        self._non_persistent_buffers.discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: registered names live in the dictionaries.
+        # (Read them through __dict__: during unpickling they may not exist yet.)
+        for store in ("_parameters", "_buffers", "_modules"):
+            d = self.__dict__.get(store)
+            if d is not None and name in d:
+                return d[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                self._non_persistent_buffers.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    # -- walking the tree ----------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
+        """This module and every descendant, depth first (each once, even if shared)."""
+        memo = set() if memo is None else memo
+        if self in memo:
+            return
+        memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """The direct sub-modules only."""
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self) -> Iterator["Module"]:
+        for _, module in self.named_children():
+            yield module
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``("0.weight", p)`` pairs; a parameter shared by two layers is listed once."""
+        yield from self._named_members("_parameters", prefix, recurse)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def _named_members(self, store: str, prefix: str, recurse: bool) -> Iterator[tuple[str, Tensor]]:
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        seen = set()
+        for module_prefix, module in modules:
+            for name, value in getattr(module, store).items():
+                if value is None or value in seen:
+                    continue
+                seen.add(value)
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        """Call ``fn`` on every sub-module, then on this one (e.g. to re-initialise weights)."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # -- training state --------------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        """Set ``training`` here and in every sub-module (Dropout reads it)."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        """``train(False)``: Dropout becomes the identity."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Freeze (False) or unfreeze (True) every parameter."""
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients of the last backward (they accumulate otherwise).
+
+        ``set_to_none=True`` (the default, as in PyTorch) drops them; False
+        fills the existing gradient tensors with zeros.
+        """
+        for param in self.parameters():
+            if param.grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                param.grad.detach_().zero_()
+
+    # -- saving and loading ---------------------------------------------------------
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+        """Every parameter and persistent buffer by its dotted name, detached (sharing memory).
+
+        Unlike ``named_parameters``, a shared parameter appears under each of its names.
+        """
+        out: OrderedDict[str, Tensor] = OrderedDict()
+        for name, param in self._parameters.items():
+            if param is not None:
+                out[prefix + name] = param if keep_vars else param.detach()
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers:
+                out[prefix + name] = buffer if keep_vars else buffer.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                out.update(module.state_dict(prefix=f"{prefix}{name}.", keep_vars=keep_vars))
+        return out
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> _IncompatibleKeys:
+        """Copy the values of ``state_dict`` into this model's tensors, in place.
+
+        Keys must match ``self.state_dict()``'s; with ``strict=False`` missing
+        and unexpected keys are returned instead of raised. A shape mismatch is
+        an error either way. Returns ``(missing_keys, unexpected_keys)``.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {_type_name(state_dict)}.")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected a Tensor from checkpoint '
+                    f"but received {_type_name(value)}"
+                )
+            elif value.shape != target.shape:
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+                    f"the shape in current model is {target.shape}."
+                )
+        if strict:  # PyTorch's order: missing keys, unexpected keys, then size mismatches
+            if unexpected:
+                errors.insert(0, f"Unexpected key(s) in state_dict: {_quoted(unexpected)}. ")
+            if missing:
+                errors.insert(0, f"Missing key(s) in state_dict: {_quoted(missing)}. ")
+        if errors:
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__, "\n\t".join(errors))
+            )
+        with no_grad():  # copying into a leaf that requires grad is not a recorded operation
+            for key, target in own.items():
+                if key in state_dict:
+                    target.copy_(state_dict[key])
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing ----------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The arguments shown between the parentheses; layers override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + _addindent(repr(module), 2) for name, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if len(extra_lines) == 1 and not child_lines:
+            body = extra_lines[0]
+        elif lines:
+            body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{type(self).__name__}({body})"
+
+    def __dir__(self) -> list:
+        names = list(super().__dir__())
+        for store in (self._parameters, self._buffers, self._modules):
+            names += list(store)
+        return sorted(set(names))

@@ -1,0 +1,26 @@
+"""``Dropout``: randomly silence units while training, so none can be relied on alone."""
+from __future__ import annotations
+
+from minigrad.nn import functional as F
+from minigrad.nn.module import Module
+from minigrad.tensor import Tensor
+
+
+class Dropout(Module):
+    """Zero each element with probability ``p`` in training mode; the identity after ``eval()``.
+
+    See ``functional.dropout`` for the 1/(1-p) scaling. (No ``inplace`` option,
+    so the repr is ``Dropout(p=0.5)``, not PyTorch's ``Dropout(p=0.5, inplace=False)``.)
+    """
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"

@@ -1,0 +1,51 @@
+"""``Linear``: y = x @ weight.T + bias, the fully connected layer."""
+from __future__ import annotations
+
+import math
+
+from minigrad.creation import zeros
+from minigrad.nn import functional as F
+from minigrad.nn import init
+from minigrad.nn.module import Module
+from minigrad.nn.parameter import Parameter
+from minigrad.tensor import Tensor
+
+
+class Linear(Module):
+    """Maps the last dimension from ``in_features`` to ``out_features``.
+
+    ``weight`` is (out_features, in_features) as in PyTorch, so a row of the
+    weight is one output unit. Initialised like PyTorch: weight and bias both
+    uniform in ±1/sqrt(in_features).
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(zeros(out_features, in_features))
+        if bias:
+            self.bias = Parameter(zeros(out_features))
+        else:
+            self.register_parameter("bias", None)  # reserve the name: self.bias is None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        reset_weight_and_bias(self.weight, self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+def reset_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
+    """PyTorch's default for Linear and Conv2d: kaiming_uniform_(a=sqrt(5)) = U(±1/sqrt(fan_in)).
+
+    (The a=sqrt(5) looks odd; it is how PyTorch keeps its older LeCun-style init.)
+    """
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        init.uniform_(bias, -bound, bound)

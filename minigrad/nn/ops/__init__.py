@@ -1,0 +1,6 @@
+"""The Functions behind ``minigrad.nn.functional`` that need their own derivative.
+
+One file per family, as in ``minigrad/ops``: ``conv`` (conv2d and max_pool2d,
+around the Numba kernels) and ``loss`` (the fused cross-entropy). Everything
+else in ``functional`` is built from tensor operations and needs no Function.
+"""
