@@ -82,8 +82,10 @@ def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
 
 
 def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    if dtype is None:
-        dtype = dtypes.int64 if isinstance(fill_value, int) and not isinstance(fill_value, bool) else None
+    if dtype is None and isinstance(fill_value, (bool, np.bool_)):
+        dtype = dtypes.bool_
+    elif dtype is None:
+        dtype = dtypes.int64 if isinstance(fill_value, (int, np.integer)) else None
     return _new(np.full(tuple(size), fill_value, dtype=_dtype(dtype)), requires_grad)
 
 

@@ -87,6 +87,8 @@ def result_type(a, b) -> np.dtype:
     if a_is_array and b_is_array:
         ka, kb = _CATEGORY[a.dtype.kind], _CATEGORY[b.dtype.kind]
         if ka == kb:
+            if (a.ndim == 0) != (b.ndim == 0):  # a 0-d tensor does not promote a dimensioned one
+                return b.dtype if a.ndim == 0 else a.dtype
             return np.promote_types(a.dtype, b.dtype)
         return a.dtype if ka > kb else b.dtype
     array, scalar = (a, b) if a_is_array else (b, a)

@@ -42,7 +42,7 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
-        "_base", "_hooks", "_grad_accumulator", "__weakref__",
+        "_base", "_base_grad_fn", "_hooks", "_grad_accumulator", "__weakref__",
     )
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__ instead of looping in NumPy
 
@@ -60,6 +60,7 @@ class Tensor:
         self._output_nr = 0
         self._version_counter = _VersionCounter()
         self._base = None
+        self._base_grad_fn = None  # for a view: its base's grad_fn when the view was made
         self._hooks = None
         self._grad_accumulator = None
 
@@ -158,6 +159,14 @@ class Tensor:
     def _edge(self) -> tuple:
         """Where this tensor's gradient goes: its producer, or its leaf accumulator."""
         if self.grad_fn is not None:
+            base = self._base
+            if base is not None and base.grad_fn is not self._base_grad_fn:
+                raise RuntimeError(
+                    "a view is being used after an in-place operation changed the history of its "
+                    "base: the view's recorded history is stale, and minigrad does not rewrite the "
+                    "history of views (PyTorch does). Take the view again after the in-place "
+                    "operation, or use an out-of-place operation."
+                )
             return (self.grad_fn, self._output_nr)
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
@@ -185,6 +194,7 @@ class Tensor:
         """A new tensor object viewing the same memory, for outputs that must be distinct."""
         out = self.detach()
         out._base = self if self._base is None else self._base
+        out._base_grad_fn = out._base.grad_fn
         return out
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
@@ -259,6 +269,18 @@ class Tensor:
     def dtype(self) -> dtypes.dtype:
         return dtypes.from_numpy_dtype(self._data.dtype)
 
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def data_ptr(self) -> int:
+        """The address of the first element: equal for tensors that share memory from the same start."""
+        return self._data.__array_interface__["data"][0]
+
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
@@ -293,14 +315,22 @@ class Tensor:
     def __repr__(self) -> str:
         data = self._data
         if data.dtype.kind == "f":
-            integral = data.size == 0 or bool(np.all(np.isfinite(data) & (data == np.round(data))))
+            # PyTorch's rule: decide on the finite values only; integral values print as "1."
+            # unless scientific notation is needed, which then has 4 decimals ("1.0000e+10").
+            finite = np.abs(data[np.isfinite(data)])
+            nonzero = finite[finite != 0]
+            integral = bool(np.all(finite == np.round(finite)))
+            sci = nonzero.size > 0 and bool(nonzero.max() > 1e8 or nonzero.max() / nonzero.min() > 1000)
             body = np.array2string(
                 data, separator=", ", prefix="tensor(", precision=4,
-                floatmode="maxprec" if integral else "fixed",
+                floatmode="maxprec" if integral and not sci else "fixed",
             )
         else:
             body = np.array2string(data, separator=", ", prefix="tensor(")
+        body = body.replace(", ..., ", ",  ..., ")  # PyTorch's 1-D summary: ' ...' is one more element
         extras = []
+        if data.size == 0 and data.shape != (0,):
+            extras.append(f"size={tuple(data.shape)}")
         if data.dtype not in (dtypes.default_float.numpy, np.dtype(np.int64), np.dtype(np.bool_)):
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
@@ -495,7 +525,8 @@ class Tensor:
             return self.reshape(1)
         start, end = _wrap_dim(start_dim, self.ndim), _wrap_dim(end_dim, self.ndim)
         shape = self.shape
-        return self.reshape(shape[:start] + (-1,) + shape[end + 1:]) if start < end else self
+        merged = int(np.prod(shape[start:end + 1], dtype=np.int64))  # not -1: ambiguous with 0 elements
+        return self.reshape(shape[:start] + (merged,) + shape[end + 1:]) if start < end else self
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         return _shape.Transpose.apply(self, dim0, dim1)

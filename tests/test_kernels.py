@@ -1,5 +1,8 @@
-"""minigrad.kernels: every Numba kernel against its NumPy reference, and the references
+"""minigrad.kernels: every Numba kernel against its NumPy reference, and every reference
 against finite differences and hand-written loops (so the specification itself is proven).
+
+Six names have no kernel (it lost in bench/bench_kernels.py and was removed):
+``minigrad.kernels`` exports their references, tested here with the rest.
 """
 from __future__ import annotations
 
@@ -45,8 +48,9 @@ def make(shape, dtype, layout="contiguous", seed=0, scale=3.0) -> np.ndarray:
 # Elementwise
 # ---------------------------------------------------------------------------
 
-UNARY = ["sigmoid_forward", "tanh_forward", "relu_forward", "gelu_forward"]
+UNARY = ["gelu_forward"]  # the elementwise names that have a kernel in elementwise.py
 BINARY = ["sigmoid_backward", "tanh_backward", "relu_backward", "gelu_backward"]
+REFERENCE_ONLY = ["sigmoid_forward", "tanh_forward", "relu_forward"]  # exported from reference.py
 SHAPES = [(), (1,), (7,), (1023,), (3, 5, 7)]
 LAYOUTS = ["contiguous", "transposed", "strided"]
 
@@ -55,7 +59,7 @@ def elementwise_args(name, shape, dtype, layout):
     x = make(shape, dtype, layout, seed=1)
     if x.ndim:
         x[..., ::5] = 0  # relu's x > 0 boundary
-    if name in UNARY:
+    if name in UNARY + REFERENCE_ONLY:
         return (x,)
     return (x, make(shape, dtype, layout, seed=2, scale=1.0))
 
@@ -73,11 +77,11 @@ def test_elementwise_matches_reference(name, dtype, shape, layout):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("name", UNARY + BINARY)
+@pytest.mark.parametrize("name", UNARY + BINARY + REFERENCE_ONLY)
 def test_elementwise_out(name, dtype):
     args = elementwise_args(name, (4, 6), dtype, "contiguous")
     want = getattr(ref, name)(*args)
-    for fn in (getattr(ew, name), getattr(ref, name)):
+    for fn in {getattr(kernels, name), getattr(ref, name)}:  # the export and its reference (one function if no kernel)
         out = np.full((4, 6), np.nan, dtype)
         assert fn(*args, out=out) is out
         np.testing.assert_allclose(out, want, **tol(dtype))
@@ -92,14 +96,13 @@ def test_elementwise_out(name, dtype):
 def test_elementwise_known_values():
     x = np.array([-1.0, 0.0, 1.0, -1000.0, 1000.0])
     with np.errstate(over="raise", invalid="raise"):  # no overflow warning for exp(1000)
-        for fn in (ew.sigmoid_forward, ref.sigmoid_forward):
-            np.testing.assert_allclose(fn(x), [1 / (1 + math.e), 0.5, 1 / (1 + 1 / math.e), 0.0, 1.0], rtol=1e-15)
+        np.testing.assert_allclose(ref.sigmoid_forward(x), [1 / (1 + math.e), 0.5, 1 / (1 + 1 / math.e), 0.0, 1.0],
+                                   rtol=1e-15)
     # GELU(x) = x * Phi(x); Phi(1) = 0.8413447460685429
     for fn in (ew.gelu_forward, ref.gelu_forward):
         np.testing.assert_allclose(fn(x[:3]), [-0.15865525393145707, 0.0, 0.8413447460685429], rtol=1e-14)
     nan = np.array([np.nan, -2.0, 3.0])
-    for fn in (ew.relu_forward, ref.relu_forward):
-        np.testing.assert_array_equal(fn(nan), [np.nan, 0.0, 3.0])  # NaN propagates, like torch
+    np.testing.assert_array_equal(ref.relu_forward(nan), [np.nan, 0.0, 3.0])  # NaN propagates, like torch
 
 
 @pytest.mark.parametrize("name, saves_output", [("sigmoid", True), ("tanh", True), ("relu", False), ("gelu", False)])
@@ -118,7 +121,7 @@ def test_elementwise_reference_backward_is_the_derivative(name, saves_output):
 def test_elementwise_errors():
     x = np.ones((2, 3))
     with pytest.raises(TypeError, match="float32 or float64"):
-        ew.relu_forward(np.ones(3, dtype=np.int64))
+        ew.gelu_forward(np.ones(3, dtype=np.int64))
     with pytest.raises(ValueError, match="shape"):
         ew.relu_backward(x, np.ones((3, 2)))
     with pytest.raises(TypeError, match="dtype"):
@@ -140,22 +143,21 @@ SOFTMAX_CASES = [((7,), -1), ((1, 1), -1), ((64, 10), -1), ((1023, 3), 1), ((3, 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("shape, axis", SOFTMAX_CASES, ids=str)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_softmax_family_matches_reference(dtype, shape, axis, layout):
+def test_softmax_matches_reference(dtype, shape, axis, layout):
     x = make(shape, dtype, layout, seed=4)
     g = make(shape, dtype, layout, seed=5, scale=1.0)
-    for fwd, bwd in (("softmax_forward", "softmax_backward"), ("log_softmax_forward", "log_softmax_backward")):
-        y = getattr(sm, fwd)(x, axis=axis)
-        np.testing.assert_allclose(y, getattr(ref, fwd)(x, axis=axis), **tol(dtype))
-        assert y.dtype == np.dtype(dtype) and y.shape == tuple(shape)
-        gx = getattr(sm, bwd)(y, g, axis=axis)
-        np.testing.assert_allclose(gx, getattr(ref, bwd)(y, g, axis=axis), **tol(dtype))
-        assert gx.dtype == np.dtype(dtype)
+    y = sm.softmax_forward(x, axis=axis)
+    np.testing.assert_allclose(y, ref.softmax_forward(x, axis=axis), **tol(dtype))
+    assert y.dtype == np.dtype(dtype) and y.shape == tuple(shape)
+    gx = sm.softmax_backward(y, g, axis=axis)
+    np.testing.assert_allclose(gx, ref.softmax_backward(y, g, axis=axis), **tol(dtype))
+    assert gx.dtype == np.dtype(dtype)
 
 
 def test_softmax_reference_properties():
     x = np.array([[1000.0, 1001.0, 999.0], [-5.0, 0.0, 5.0]])  # exp(1000) would overflow
     with np.errstate(over="raise", invalid="raise"):
-        for mod in (sm, ref):
+        for mod in (kernels, ref):  # kernels.log_softmax_forward is the reference
             p = mod.softmax_forward(x)
             np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-15)
             np.testing.assert_allclose(p[0], [0.24472847105479764, 0.6652409557748219, 0.09003057317038046], rtol=1e-14)
@@ -199,9 +201,6 @@ def test_cross_entropy_matches_reference(dtype, shape, layout):
     assert isinstance(loss, float) and log_probs.dtype == np.dtype(dtype)
     assert loss == pytest.approx(ref_loss, rel=tol(dtype)["rtol"], abs=tol(dtype)["atol"])
     np.testing.assert_allclose(log_probs, ref_log_probs, **tol(dtype))
-    grad = sm.cross_entropy_backward(log_probs, targets, 0.5)
-    assert grad.dtype == np.dtype(dtype)
-    np.testing.assert_allclose(grad, ref.cross_entropy_backward(log_probs, targets, 0.5), **tol(dtype))
 
 
 def test_cross_entropy_reference_against_definition_and_derivative():
@@ -220,7 +219,7 @@ def test_softmax_and_cross_entropy_errors():
     with pytest.raises(IndexError, match="Target 4 is out of bounds"):
         sm.cross_entropy_forward(x, np.array([0, 4, 1]))
     with pytest.raises(IndexError, match="Target -1 is out of bounds"):
-        sm.cross_entropy_backward(x, np.array([0, -1, 1]), 1.0)
+        sm.cross_entropy_forward(x, np.array([0, -1, 1]))
     with pytest.raises(TypeError, match="integer class indices"):
         sm.cross_entropy_forward(x, np.array([0.0, 1.0, 2.0]))
     with pytest.raises(ValueError, match="targets has shape"):
@@ -228,7 +227,7 @@ def test_softmax_and_cross_entropy_errors():
     with pytest.raises(ValueError, match=r"\(N, C\)"):
         sm.cross_entropy_forward(np.zeros((2, 3, 4)), np.array([0, 1]))
     with pytest.raises(TypeError, match="float32 or float64"):
-        sm.log_softmax_forward(np.zeros((2, 3), np.int32))
+        sm.softmax_forward(np.zeros((2, 3), np.int32))
 
 
 # ---------------------------------------------------------------------------
@@ -431,7 +430,7 @@ def test_import_compiles_nothing():
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     compiled = json.loads(result.stdout)
-    assert len(compiled) >= 16  # every kernel was found...
+    assert len(compiled) >= 14  # every kernel was found...
     assert not any(compiled.values()), compiled  # ...and none was compiled
 
 
@@ -445,3 +444,7 @@ def test_exports():
     for name in kernels.__all__:  # each export is the kernel or, where it lost, the reference
         fn = getattr(kernels, name)
         assert fn.__name__ == name and fn.__module__.startswith("minigrad.kernels.")
+    assert {name for name in kernels.__all__ if getattr(kernels, name) is getattr(ref, name)} == {
+        "sigmoid_forward", "tanh_forward", "relu_forward", "log_softmax_forward", "log_softmax_backward",
+        "cross_entropy_backward", "sum_to_shape",
+    }

@@ -67,8 +67,12 @@ def backward(
     inputs = _as_tuple(inputs)
     results = run_backward(edges, grads, retain_graph, create_graph, capture=[t._edge() for t in inputs])
     for t, g in zip(inputs, results):
-        if g is not None:
-            t._edge()[0].accumulate(g) if t.is_leaf else t._accumulate_retained(g)
+        if g is None:
+            continue
+        if t.is_leaf:
+            t._edge()[0].accumulate(g)
+        elif not t._retains_grad:  # a retained tensor was already filled by the engine's pre-hook
+            t._accumulate_retained(g)
 
 
 def grad(

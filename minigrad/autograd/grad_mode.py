@@ -39,6 +39,11 @@ class _GradModeContext:
 
     mode: bool
 
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)  # ``@no_grad`` without parentheses, as PyTorch 2 allows
+
     def __enter__(self) -> None:
         self.prev = _GradMode.enabled
         _GradMode.enabled = self.mode

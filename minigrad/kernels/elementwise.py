@@ -6,13 +6,13 @@ once. Each kernel is a plain loop over flat C-contiguous 1-D views; the Python
 wrapper checks the inputs, makes them contiguous and allocates ``out`` if the
 caller did not pass one (passing one is what gets a kernel to memory bandwidth).
 
-Measured with ``bench/bench_kernels.py`` (see ``minigrad/kernels/__init__.py``):
-``sigmoid_forward`` and ``tanh_forward`` lose to NumPy, whose ``exp`` and ``tanh``
-are SIMD-vectorised while Numba calls the scalar libm function per element,
-and ``relu_forward`` cannot beat ``np.maximum``, which already runs at memory
-bandwidth. ``minigrad.kernels`` exports the references for those three; the
-kernels stay here so the benchmark can re-measure them on another machine.
-The backward kernels and GELU (NumPy has no erf) win everywhere.
+Only the kernels that beat their reference in ``bench/bench_kernels.py`` are
+here: the three backward passes, and GELU forward and backward (NumPy has no
+erf). ``sigmoid_forward``, ``tanh_forward`` and ``relu_forward`` had kernels
+that lost (NumPy's ``exp`` and ``tanh`` are SIMD-vectorised where Numba calls
+the scalar libm function per element, and ``np.maximum`` already runs at
+memory bandwidth); they were removed, and ``minigrad.kernels`` exports the
+references for those names (see ``minigrad/kernels/__init__.py``).
 
 ``error_model="numpy"``: 1/0 gives inf as in NumPy instead of raising, and a
 division needs no zero check, so LLVM can vectorise the loop.
@@ -36,34 +36,15 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _sigmoid_forward(x, out):
-    for i in range(x.size):
-        out[i] = 1.0 / (1.0 + math.exp(-x[i]))
-
-
-@numba.njit(cache=True, error_model="numpy")
 def _sigmoid_backward(y, grad, out):
     for i in range(y.size):
         out[i] = grad[i] * y[i] * (1.0 - y[i])
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _tanh_forward(x, out):
-    for i in range(x.size):
-        out[i] = math.tanh(x[i])
-
-
-@numba.njit(cache=True, error_model="numpy")
 def _tanh_backward(y, grad, out):
     for i in range(y.size):
         out[i] = grad[i] * (1.0 - y[i] * y[i])
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _relu_forward(x, out):
-    for i in range(x.size):
-        v = x[i]
-        out[i] = 0.0 if v < 0.0 else v  # NaN stays NaN, as in torch.relu
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -99,31 +80,16 @@ def _run(kernel, out, first: np.ndarray, *rest: np.ndarray) -> np.ndarray:
     return out
 
 
-def sigmoid_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    x = ref.check_float("x", x)
-    return _run(_sigmoid_forward, out, x)
-
-
 def sigmoid_backward(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """grad * y * (1 - y) from the saved output y: no exp in the backward pass."""
     y = ref.check_float("y", y)
     return _run(_sigmoid_backward, out, y, ref.check_like("grad", grad, y))
 
 
-def tanh_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    x = ref.check_float("x", x)
-    return _run(_tanh_forward, out, x)
-
-
 def tanh_backward(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """grad * (1 - y*y) from the saved output y."""
     y = ref.check_float("y", y)
     return _run(_tanh_backward, out, y, ref.check_like("grad", grad, y))
-
-
-def relu_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    x = ref.check_float("x", x)
-    return _run(_relu_forward, out, x)
 
 
 def relu_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Plain-NumPy references: the specification every Numba kernel is tested against.
 
-Each function has the signature and the input checks of the kernel of the same
-name in ``elementwise.py``, ``softmax.py``, ``conv.py`` or ``reduce.py``. They
+Each function has the signature and the input checks of the public kernel
+function of the same name; where no Numba kernel beat it, the reference itself
+is what ``minigrad.kernels`` exports. They
 favour clarity, but they use NumPy well (``out=`` to skip temporaries, BLAS for
 convolution), so that a kernel only wins against a fair opponent. When a kernel
 does not win, ``minigrad.kernels`` exports the function from this file instead.

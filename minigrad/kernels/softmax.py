@@ -1,4 +1,4 @@
-"""Softmax, log-softmax and cross-entropy, one row at a time.
+"""Softmax and the fused log-softmax + cross-entropy, one row at a time.
 
 A classifier's logits are (N, C) with small C (10 digits): NumPy then spends
 its time on per-row reduction overhead and on temporaries the size of the
@@ -9,9 +9,10 @@ Python wrappers move the chosen axis last and flatten the others into rows.
 Each row costs one exp per element, and Numba's exp is scalar where NumPy's
 is SIMD: that eats most of the gain. ``softmax_forward``, ``softmax_backward``
 and the fused ``cross_entropy_forward`` still win everywhere in
-``bench/bench_kernels.py``; ``log_softmax_forward``, ``log_softmax_backward``
-and ``cross_entropy_backward`` do not, so ``minigrad.kernels`` exports their
-references (see ``__init__.py``). Their kernels stay here for the benchmark.
+``bench/bench_kernels.py``, so they are the kernels here. The kernels of
+``log_softmax_forward``, ``log_softmax_backward`` and ``cross_entropy_backward``
+did not win everywhere and were removed: ``minigrad.kernels`` exports their
+references (see ``__init__.py``).
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def _softmax_rows(x, out):
 
 @numba.njit(cache=True, error_model="numpy")
 def _log_softmax_row(x, r, out):
-    """Write row r of log_softmax(x) into out[r]; shared with the fused cross-entropy."""
+    """Write row r of log_softmax(x) into out[r], for the fused cross-entropy."""
     m = _row_max(x, r)
     s = 0.0
     for j in range(x.shape[1]):
@@ -58,12 +59,6 @@ def _log_softmax_row(x, r, out):
     log_s = math.log(s)
     for j in range(x.shape[1]):
         out[r, j] = (x[r, j] - m) - log_s
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _log_softmax_rows(x, out):
-    for r in range(x.shape[0]):
-        _log_softmax_row(x, r, out)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -77,16 +72,6 @@ def _softmax_backward_rows(y, grad, out):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _log_softmax_backward_rows(y, grad, out):
-    for r in range(y.shape[0]):
-        s = 0.0
-        for j in range(y.shape[1]):
-            s += grad[r, j]
-        for j in range(y.shape[1]):
-            out[r, j] = grad[r, j] - math.exp(y[r, j]) * s
-
-
-@numba.njit(cache=True, error_model="numpy")
 def _cross_entropy_forward(logits, targets, log_probs):
     total = 0.0
     for r in range(logits.shape[0]):
@@ -95,21 +80,14 @@ def _cross_entropy_forward(logits, targets, log_probs):
     return total / logits.shape[0]  # 0/0 = nan for an empty batch, as torch's mean
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _cross_entropy_backward(log_probs, targets, scale, out):
-    for r in range(log_probs.shape[0]):
-        for j in range(log_probs.shape[1]):
-            out[r, j] = math.exp(log_probs[r, j]) * scale
-        out[r, targets[r]] -= scale
-
-
 def _as_rows(x: np.ndarray, axis: int) -> np.ndarray:
     """x with ``axis`` moved last, as a C-contiguous (rows, C) array."""
     if x.ndim == 0:
         return x.reshape(1, 1)
     if axis != x.ndim - 1:
         x = np.moveaxis(x, axis, -1)  # costs a few microseconds: skipped for the last axis
-    return np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    # not reshape(-1, C): -1 is ambiguous when C == 0
+    return np.ascontiguousarray(x).reshape(int(np.prod(x.shape[:-1], dtype=np.int64)), x.shape[-1])
 
 
 def _from_rows(rows: np.ndarray, like: np.ndarray, axis: int) -> np.ndarray:
@@ -134,21 +112,10 @@ def softmax_forward(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return _rowwise(_softmax_rows, axis, ref.check_float("x", x))
 
 
-def log_softmax_forward(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """(x - max) - log(sum(exp(x - max))) along ``axis``."""
-    return _rowwise(_log_softmax_rows, axis, ref.check_float("x", x))
-
-
 def softmax_backward(y: np.ndarray, grad: np.ndarray, axis: int = -1) -> np.ndarray:
     """y * (grad - sum(grad * y)) from the saved output y = softmax(x)."""
     y = ref.check_float("y", y)
     return _rowwise(_softmax_backward_rows, axis, y, ref.check_like("grad", grad, y))
-
-
-def log_softmax_backward(y: np.ndarray, grad: np.ndarray, axis: int = -1) -> np.ndarray:
-    """grad - exp(y) * sum(grad) from the saved output y = log_softmax(x)."""
-    y = ref.check_float("y", y)
-    return _rowwise(_log_softmax_backward_rows, axis, y, ref.check_like("grad", grad, y))
 
 
 def cross_entropy_forward(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
@@ -164,12 +131,3 @@ def cross_entropy_forward(logits: np.ndarray, targets: np.ndarray) -> tuple[floa
         raise ValueError("cross_entropy needs at least one class")
     loss = _cross_entropy_forward(logits, targets, log_probs)
     return float(loss), log_probs
-
-
-def cross_entropy_backward(log_probs: np.ndarray, targets: np.ndarray, grad_scalar: float) -> np.ndarray:
-    """(softmax - onehot(targets)) * grad_scalar / N, with softmax = exp(log_probs)."""
-    log_probs = np.ascontiguousarray(ref.check_logits(log_probs))
-    targets = np.ascontiguousarray(ref.check_targets(targets, log_probs))
-    out = np.empty_like(log_probs)
-    _cross_entropy_backward(log_probs, targets, float(grad_scalar) / max(len(targets), 1), out)
-    return out

@@ -40,7 +40,8 @@ def normalize_dims(dim, ndim: int) -> tuple:
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    return tuple(wrap_dim(d, ndim) for d in dims)
+    dims = tuple(wrap_dim(d, ndim) for d in dims)
+    return () if ndim == 0 else dims  # a 0-d tensor accepts dim 0 / -1 but has no axis to reduce
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

@@ -37,6 +37,12 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
     return Tensor._wrap(out if out.dtype == want else np.asarray(out, dtype=want))
 
 
+def _float(a: Tensor) -> np.ndarray:
+    """The input of a floating-point function: integer and bool tensors become the default float."""
+    x = a._data
+    return x if x.dtype.kind == "f" else x.astype(dtypes.default_float.numpy)
+
+
 def _shape(x) -> tuple:
     return x.shape if isinstance(x, Tensor) else ()
 
@@ -77,7 +83,7 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(*(t if isinstance(t, Tensor) else None for t in (a, b)))
-        ctx.scalars = a, b  # the Python numbers among the inputs (tensors are in saved_tensors)
+        ctx.scalars = tuple(None if isinstance(t, Tensor) else t for t in (a, b))  # numbers only: tensors go through saved_tensors (freed after backward)
         return _binary(np.multiply, a, b)
 
     @staticmethod
@@ -94,7 +100,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(*(t if isinstance(t, Tensor) else None for t in (a, b)))
-        ctx.scalars = a, b
+        ctx.scalars = tuple(None if isinstance(t, Tensor) else t for t in (a, b))
         x, y = _array(a), _array(b)
         want = dtypes.result_type(x, y)
         if want.kind != "f":  # true division: integers give the default float
@@ -118,7 +124,7 @@ class Pow(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _binary(np.power, a, b)
         ctx.save_for_backward(*(t if isinstance(t, Tensor) else None for t in (a, b)), out)
-        ctx.scalars = a, b
+        ctx.scalars = tuple(None if isinstance(t, Tensor) else t for t in (a, b))
         return out
 
     @staticmethod
@@ -152,7 +158,7 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = Tensor._wrap(np.exp(a._data))
+        out = Tensor._wrap(np.exp(_float(a)))
         ctx.save_for_backward(out)  # d/dx e^x = e^x: the output is all we need
         return out
 
@@ -169,7 +175,7 @@ class Log(Function):
     def forward(ctx, a):
         ctx.save_for_backward(a)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return Tensor._wrap(np.log(a._data))
+            return Tensor._wrap(np.log(_float(a)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -183,7 +189,7 @@ class Sqrt(Function):
     @staticmethod
     def forward(ctx, a):
         with np.errstate(invalid="ignore"):
-            out = Tensor._wrap(np.sqrt(a._data))
+            out = Tensor._wrap(np.sqrt(_float(a)))
         ctx.save_for_backward(out)
         return out
 
@@ -212,7 +218,7 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = Tensor._wrap(np.tanh(a._data))
+        out = Tensor._wrap(np.tanh(_float(a)))
         ctx.save_for_backward(out)
         return out
 
@@ -229,7 +235,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, a):
-        x = a._data
+        x = _float(a)
         # exp(-|x|) never overflows: the two branches are the same function
         e = np.exp(-np.abs(x))
         out = Tensor._wrap(np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False))
@@ -270,7 +276,11 @@ class Clamp(Function):
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         ctx.save_for_backward(a)
         ctx.bounds = min, max
-        return Tensor._wrap(np.clip(a._data, min, max).astype(a._data.dtype, copy=False))
+        want = a._data.dtype  # int_tensor.clamp(min=0.5) is float32, as in PyTorch
+        for bound in (min, max):
+            if bound is not None:
+                want = dtypes.result_type(np.empty(0, want), bound)
+        return Tensor._wrap(np.clip(a._data, min, max).astype(want, copy=False))
 
     @staticmethod
     def backward(ctx, grad):

@@ -57,10 +57,10 @@ class MatMul(Function):
         a, b = ctx.saved_tensors
         a2 = a.unsqueeze(0) if a.ndim == 1 else a
         b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        if b.ndim == 1:  # first: for 1-D @ 1-D the incoming gradient is 0-d
+            grad = grad.unsqueeze(-1)
         if a.ndim == 1:
             grad = grad.unsqueeze(-2)
-        if b.ndim == 1:
-            grad = grad.unsqueeze(-1)
         need_a, need_b = ctx.needs_input_grad
         grad_a = sum_to(grad @ b2.transpose(-1, -2), a2.shape).reshape(a.shape) if need_a else None
         grad_b = sum_to(a2.transpose(-1, -2) @ grad, b2.shape).reshape(b.shape) if need_b else None

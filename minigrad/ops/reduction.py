@@ -105,6 +105,12 @@ class MaxDim(Function):
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False, largest=True):
+        if a.ndim == 0:  # PyTorch: the value itself, index 0
+            normalize_dims(dim, 0)  # checks dim
+            ctx.dim = None
+            indices = Tensor._wrap(np.zeros((), dtype=np.int64))
+            ctx.mark_non_differentiable(indices)
+            return Tensor._wrap(a._data.copy()), indices
         (d,) = normalize_dims(dim, a.ndim)
         if a.shape[d] == 0:
             raise IndexError(f"max(): Expected reduction dim {d} to have non-zero size.")
@@ -121,6 +127,8 @@ class MaxDim(Function):
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
+        if ctx.dim is None:  # 0-d input
+            return grad, None, None, None
         if not ctx.keepdim:
             grad = grad.unsqueeze(ctx.dim)
         return IndexAdd.apply(grad, ctx.index, ctx.input_shape), None, None, None

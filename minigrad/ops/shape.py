@@ -22,6 +22,7 @@ def view_of(base: Tensor, array: np.ndarray) -> Tensor:
     if np.shares_memory(array, base._data):
         out._version_counter = base._version_counter
         out._base = base if base._base is None else base._base
+        out._base_grad_fn = out._base.grad_fn
     return out
 
 
@@ -157,7 +158,7 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         if not tensors:
-            raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         first = tensors[0]
         d = wrap_dim(dim, first.ndim)
         for i, t in enumerate(tensors[1:], start=1):
@@ -227,6 +228,8 @@ def normalize_index(key):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         elif isinstance(k, list):
             k = np.asarray(k)
+            if k.size == 0:
+                k = k.astype(np.int64)  # [] is an empty integer index (NumPy makes it float64)
         out.append(k)
     return tuple(out)
 

@@ -48,8 +48,9 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = wrap_dim(dim, a.ndim)
-        shifted = _shifted(a, ctx.dim)
-        out = Tensor._wrap(shifted - np.log(np.exp(shifted).sum(axis=ctx.dim, keepdims=True)))
+        axis = ctx.dim if a.ndim else None  # NumPy has no axis 0 in a 0-d array
+        shifted = _shifted(a, axis)
+        out = Tensor._wrap(shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True)))
         ctx.save_for_backward(out)
         return out
 
