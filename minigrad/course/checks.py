@@ -57,6 +57,11 @@ class Stage:
     parts: dict[str, tuple[str, ...]]  # grade_id -> names that cell must define
     checks: tuple[Check, ...]
     reference: Callable[[], dict]  # minigrad's own implementation of the same names
+    # grade_id -> dotted names of minigrad's own implementation that this part is meant to
+    # rebuild ("minigrad.autograd.engine.run_backward", "minigrad.Tensor.backward"). The
+    # grader flags, for an instructor's review, learner code that calls them (it never
+    # changes a score). Empty: the grader's built-in list for the stage, if any.
+    forbidden: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def points(self) -> float:
@@ -234,3 +239,64 @@ def format_report(report: StageReport) -> str:
         if r.feedback and r.status != "passed":
             lines.extend("          " + line for line in r.feedback.splitlines())
     return "\n".join(lines)
+
+
+# -- what may cross from a sandboxed probe to a judge (used by the grader) ---------------
+OBSERVATION_STATUSES = ("ok", NOT_IMPLEMENTED, "error")
+
+
+def plain_problem(value: Any, max_depth: int = 64, max_items: int = 1_000_000) -> str | None:
+    """Why ``value`` (already parsed from JSON) is not plain data, or None if it is.
+
+    Plain: None, bool, int, float (NaN and inf allowed), str, lists and dicts with
+    string keys, at most ``max_depth`` deep and ``max_items`` values in all.
+    """
+    budget = [max_items]
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        budget[0] -= 1
+        if budget[0] < 0:
+            return f"more than {max_items} values"
+        if depth > max_depth:
+            return f"nested more than {max_depth} deep"
+        if item is None or isinstance(item, (bool, int, float, str)):
+            if type(item) not in (type(None), bool, int, float, str):
+                return f"a {type(item).__name__} value"
+            continue
+        if type(item) is list:
+            stack.extend((v, depth + 1) for v in item)
+        elif type(item) is dict:
+            for k, v in item.items():
+                if type(k) is not str:
+                    return "a dictionary key that is not a string"
+                stack.append((v, depth + 1))
+        else:
+            return f"a {type(item).__name__} value"
+    return None
+
+
+def observation_problem(observation: Any) -> str | None:
+    """Why ``observation`` is not what ``observe`` returns, or None if it is well formed.
+
+    The grader applies this to every observation coming out of a sandbox before
+    any judge sees it.
+    """
+    if type(observation) is not dict:
+        return "an observation must be a JSON object"
+    status = observation.get("status")
+    if status not in OBSERVATION_STATUSES:
+        return f"unknown observation status {status!r}"
+    allowed = {"ok": {"status", "value"}, NOT_IMPLEMENTED: {"status"},
+               "error": {"status", "type", "message", "where"}}[status]
+    if set(observation) - allowed:
+        return f"unexpected keys {sorted(set(observation) - allowed)}"
+    if status == "ok":
+        if "value" not in observation:
+            return "an ok observation needs a value"
+        return plain_problem(observation["value"])
+    if status == "error":
+        for key in ("type", "message", "where"):
+            if type(observation.get(key, "")) is not str:
+                return f"error observation: {key} must be a string"
+    return None

@@ -103,3 +103,52 @@ def namespace_for(template_path: str | Path, learner_cells: dict[str, str] | Non
     """Execute a worksheet's program in this process (for tests and the notebook self-check)."""
     template = load_notebook(template_path)
     return execute_program(build_program(template, learner_cells or {}))
+
+
+def solution_grade_ids(template) -> list[str]:
+    """The grade_ids of the template's solution code cells, in notebook order."""
+    return [_nbgrader(cell)["grade_id"] for cell in template["cells"]
+            if cell.get("cell_type") == "code" and _nbgrader(cell).get("solution")
+            and isinstance(_nbgrader(cell).get("grade_id"), str)]
+
+
+def learner_cells(notebook, grade_ids) -> tuple[dict[str, str], dict[str, str]]:
+    """Find each of ``grade_ids`` in a submitted notebook, without raising.
+
+    Returns ``(sources, problems)``: ``grade_id -> source`` for each id found in
+    exactly one code cell, and ``grade_id -> message`` for each id that is
+    missing, duplicated, or not a code cell. Everything else in the notebook
+    (outputs, tags, kernelspec, other cells) is ignored.
+    """
+    wanted = set(grade_ids)
+    found: dict[str, list] = {gid: [] for gid in grade_ids}
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    for index, cell in enumerate(cells if isinstance(cells, list) else []):
+        if not isinstance(cell, dict):
+            continue
+        meta = cell.get("metadata")
+        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+        gid = meta.get("grade_id") if isinstance(meta, dict) else None
+        if isinstance(gid, str) and gid in wanted:
+            found[gid].append((index, cell))
+    sources: dict[str, str] = {}
+    problems: dict[str, str] = {}
+    for gid in grade_ids:
+        hits = found[gid]
+        if not hits:
+            problems[gid] = (f"no cell with grade_id '{gid}': was the cell deleted, or its metadata edited? "
+                             "Copy your code into a fresh copy of the worksheet's cell")
+        elif len(hits) > 1:
+            where = ", ".join(str(i) for i, _ in hits)
+            problems[gid] = (f"{len(hits)} cells (cells {where}) have grade_id '{gid}': a copied cell keeps its "
+                             "grade_id. Keep your answer in one of them and delete the others")
+        else:
+            index, cell = hits[0]
+            source = cell.get("source", "")
+            if isinstance(source, list) and all(isinstance(line, str) for line in source):
+                source = "".join(source)
+            if cell.get("cell_type") != "code" or not isinstance(source, str):
+                problems[gid] = f"the cell with grade_id '{gid}' (cell {index}) is not a code cell"
+            else:
+                sources[gid] = source
+    return sources, problems

@@ -1,0 +1,522 @@
+"""The grader's sandbox: run a worksheet program and its probes in a child process.
+
+One ``Sandbox`` is one child process (``sandbox_child.py``), started with
+
+- a clean temporary working directory (also its ``HOME`` and ``TMPDIR``), removed afterwards;
+- a scrubbed environment: no variable of the grader's, ``python -I -B``, explicit
+  ``NUMBA_*`` settings and a Numba cache directory of its own (a copy of a cache
+  warmed by trusted code, so compiled kernels need not be compiled again);
+- POSIX resource limits (CPU time, address space, file size, processes, open files);
+- a wall-clock limit, after which its whole process group is killed;
+- where the machine allows it (the grader runs as root): a network namespace of its
+  own (no network) and an unprivileged uid with no passwd entry, one per parallel
+  slot, so that every process it leaves behind can be found and killed.
+
+The child reports observations as JSON lines on a private pipe (an inherited fd,
+not stdout). Nothing from the child is unpickled or executed; its stdout and stderr
+are drained continuously and kept only in part (head and tail). What the child says
+after its ``hello`` comes from a process the learner's code controls: callers must
+validate it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+CHILD_SCRIPT = Path(__file__).with_name("sandbox_child.py")
+UID_BASE_ENV = "MINIGRAD_SANDBOX_UID_BASE"
+DEFAULT_UID_BASE = 61000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-child limits. ``restarts``: fresh children allowed after one is stopped."""
+
+    cpu_seconds: float = 60.0
+    wall_seconds: float = 120.0
+    memory_mb: int = 2048
+    file_size_mb: int = 64
+    processes: int = 64
+    open_files: int = 256
+    output_kb: int = 16
+    message_mb: int = 8
+    restarts: int = 2
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class IsolationPlan:
+    """What the sandbox will apply on this machine, decided once per grader run."""
+
+    network: bool = False
+    uids: tuple[int, ...] = ()  # one per parallel slot; empty: children run as the grader's user
+    notes: tuple[str, ...] = ()
+
+    def uid_for(self, slot: int) -> int | None:
+        return self.uids[slot % len(self.uids)] if self.uids else None
+
+    def describe(self) -> dict:
+        return {"network": "none (own network namespace)" if self.network else "not isolated",
+                "user": "a dedicated unprivileged uid per slot" if self.uids else
+                        ("root" if os.geteuid() == 0 else "the grader's own user"),
+                "notes": list(self.notes)}
+
+
+# -- deciding what the machine allows ---------------------------------------------------
+_plans: dict[tuple, IsolationPlan] = {}
+_plans_lock = threading.Lock()
+
+
+def package_root() -> str:
+    """The folder holding the ``minigrad`` package the grader itself imported."""
+    import minigrad
+
+    return str(Path(minigrad.__file__).resolve().parent.parent)
+
+
+def _free_uids(count: int) -> tuple[int, ...]:
+    import pwd
+
+    base = int(os.environ.get(UID_BASE_ENV, DEFAULT_UID_BASE))
+    busy = {uid for uid, _ in _tasks_by_uid().items()}
+    found = []
+    for uid in range(base, base + 10_000):
+        if uid in busy:
+            continue
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            found.append(uid)
+            if len(found) == count:
+                return tuple(found)
+    return tuple(found)
+
+
+def _tasks_by_uid() -> dict[int, int]:
+    """Real uid -> number of tasks (threads count: RLIMIT_NPROC counts them)."""
+    counts: dict[int, int] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as f:
+                uid = threads = None
+                for line in f:
+                    if line.startswith("Uid:"):
+                        uid = int(line.split()[1])
+                    elif line.startswith("Threads:"):
+                        threads = int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if uid is not None:
+            counts[uid] = counts.get(uid, 0) + (threads or 1)
+    return counts
+
+
+def detect_isolation(mode: str = "auto", slots: int = 1) -> IsolationPlan:
+    """Find out, with a short probe child, which isolation this machine allows.
+
+    ``mode``: ``auto`` (use what works, note what doesn't), ``none`` (limits and a
+    temporary directory only), ``require`` (raise ``RuntimeError`` unless children
+    get both an unprivileged user and no network).
+    """
+    key = (mode, slots)
+    with _plans_lock:
+        if key in _plans:
+            return _plans[key]
+        plan = _detect(mode, slots)
+        _plans[key] = plan
+        return plan
+
+
+def _detect(mode: str, slots: int) -> IsolationPlan:
+    if mode == "none":
+        return IsolationPlan(notes=("isolation turned off (--isolation none): resource limits and a "
+                                    "temporary directory only",))
+    if not sys.platform.startswith("linux"):
+        plan = IsolationPlan(notes=(f"no namespaces or user switch on {sys.platform}: resource limits only",))
+    else:
+        notes = []
+        uids: tuple[int, ...] = ()
+        if os.geteuid() == 0:
+            uids = _free_uids(max(1, slots))
+            if len(uids) < max(1, slots):
+                notes.append("not enough free uids for one per slot: children run as root")
+                uids = ()
+        else:
+            notes.append("the grader is not root: children run as the grader's own user")
+        hello, ok, message = _probe(network=True, uid=uids[0] if uids else None)
+        if uids and not ok:
+            notes.append(f"uid {uids[0]} cannot run this Python installation ({message}): children run as root")
+            uids = ()
+            hello, ok, message = _probe(network=True, uid=None)
+        network = bool(hello) and str(hello["isolation"].get("network", "")).startswith("none")
+        if not network:
+            reason = hello["isolation"].get("network", "") if hello else message
+            notes.append(f"no network namespace ({reason}): children can reach the network")
+        plan = IsolationPlan(network=network, uids=uids, notes=tuple(notes))
+    if mode == "require" and not (plan.network and plan.uids):
+        raise RuntimeError("--isolation require: this machine does not allow full isolation: " + "; ".join(plan.notes))
+    return plan
+
+
+def _probe(network: bool, uid: int | None) -> tuple[dict | None, bool, str]:
+    job = {"network": network, "uid": uid, "gid": uid, "probe_only": True,
+           "package_root": package_root(), "limits": {}}
+    box = Sandbox(job, Limits(wall_seconds=60, cpu_seconds=30), IsolationPlan(network=network,
+                  uids=(uid,) if uid is not None else ()), slot=0)
+    try:
+        box.start()
+        hello = box.receive()
+        reply = box.receive()
+        return hello, bool(reply.get("ok")), str(reply.get("message", ""))
+    except SandboxStopped as stop:
+        return None, False, f"{stop.reason}: {box.stderr.text()[-300:]}"
+    finally:
+        box.stop()
+
+
+# -- one child --------------------------------------------------------------------------
+class SandboxStopped(Exception):
+    """The child stopped talking: ``reason`` is timeout, exited, corrupt or interrupted."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail
+
+
+class Capture:
+    """A bounded copy of a stream: its first and last ``limit / 2`` bytes, and its size."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(1, limit // 2)
+        self.head, self.tail, self.total = bytearray(), bytearray(), 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(self.head) < self.half:
+            take = self.half - len(self.head)
+            self.head += data[:take]
+            data = data[take:]
+        if data:
+            self.tail += data[-self.half:]
+            if len(self.tail) > self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        shown = len(self.head) + len(self.tail)
+        if self.total <= shown:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace")
+        return (self.head.decode("utf-8", "replace") + f"\n[... {self.total - shown:,} bytes not shown ...]\n"
+                + self.tail.decode("utf-8", "replace"))
+
+
+@dataclass
+class ExitInfo:
+    returncode: int | None = None
+    cpu_seconds: float = 0.0
+    max_rss_mb: float = 0.0
+    timed_out: bool = False
+    killed_leftovers: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class Sandbox:
+    def __init__(self, job: dict, limits: Limits, plan: IsolationPlan, slot: int = 0,
+                 warm_cache: str | None = None, stop_event: threading.Event | None = None) -> None:
+        self.job, self.limits, self.plan, self.slot = dict(job), limits, plan, slot
+        self.warm_cache, self.stop_event = warm_cache, stop_event
+        self.uid = plan.uid_for(slot)
+        self.token = secrets.token_hex(16)
+        self.stdout = Capture(limits.output_kb * 1024)
+        self.stderr = Capture(limits.output_kb * 1024)
+        self.exit = ExitInfo()
+        self.proc: subprocess.Popen | None = None
+        self.workdir: str | None = None
+        self._buffer = bytearray()
+        self._res = self._cmd = None
+        self._open: dict[int, str] = {}
+        self._selector: selectors.BaseSelector | None = None
+        self._exited = False
+        self.deadline = 0.0
+
+    # -- start ---------------------------------------------------------------------------
+    def start(self) -> None:
+        self.workdir = tempfile.mkdtemp(prefix="minigrad-sandbox-")
+        cache = os.path.join(self.workdir, ".numba-cache")
+        if self.warm_cache and os.path.isdir(self.warm_cache) and os.listdir(self.warm_cache):
+            shutil.copytree(self.warm_cache, cache, ignore=shutil.ignore_patterns("*.tmp", "tmp*"))
+        else:
+            os.mkdir(cache)
+        job_path = os.path.join(self.workdir, ".job.json")
+        limits = self.limits
+        self.job.update({
+            "network": self.plan.network, "uid": self.uid, "gid": self.uid,
+            "limits": {
+                "cpu_seconds": max(1, int(round(limits.cpu_seconds))),
+                "memory_bytes": int(limits.memory_mb) * 1024 * 1024,
+                "file_bytes": int(limits.file_size_mb) * 1024 * 1024,
+                "processes": _tasks_by_uid().get(self.uid if self.uid is not None else os.getuid(), 0)
+                + int(limits.processes),
+                "open_files": int(limits.open_files),
+            },
+        })
+        self.job.setdefault("package_root", package_root())
+        fd = os.open(job_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(self.job, f)
+        if self.uid is not None:
+            for root, dirs, files in os.walk(self.workdir):
+                for name in dirs + files:
+                    if name != ".job.json":
+                        os.lchown(os.path.join(root, name), self.uid, self.uid)
+            os.chown(self.workdir, self.uid, self.uid)
+        os.chmod(self.workdir, 0o700)
+
+        res_r, res_w = os.pipe()
+        cmd_r, cmd_w = os.pipe()
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": self.workdir,
+            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "NUMBA_CACHE_DIR": cache, "NUMBA_NUM_THREADS": "1", "NUMBA_THREADING_LAYER": "workqueue",
+            "NUMBA_DISABLE_PERFORMANCE_WARNINGS": "1",
+            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
+            "MPLBACKEND": "Agg", "MPLCONFIGDIR": os.path.join(self.workdir, ".matplotlib"),
+            "MINIGRAD_SANDBOX_TOKEN": self.token,
+        }
+        argv = [sys.executable, "-I", "-B", str(CHILD_SCRIPT), job_path, str(cmd_r), str(res_w)]
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, pass_fds=(cmd_r, res_w), cwd=self.workdir,
+                                         env=env, start_new_session=True)
+        finally:
+            os.close(res_w)
+            os.close(cmd_r)
+        self._res, self._cmd = res_r, cmd_w
+        self.deadline = time.monotonic() + limits.wall_seconds
+        self._selector = selectors.DefaultSelector()
+        for fd, name in ((res_r, "res"), (self.proc.stdout.fileno(), "out"), (self.proc.stderr.fileno(), "err")):
+            os.set_blocking(fd, False)
+            self._selector.register(fd, selectors.EVENT_READ, name)
+            self._open[fd] = name
+
+    # -- talk ----------------------------------------------------------------------------
+    def send(self, command: dict) -> None:
+        try:
+            os.write(self._cmd, json.dumps(command).encode() + b"\n")
+        except OSError:
+            pass  # the child is gone: the next receive() says how
+
+    def receive(self) -> dict:
+        """The next message (a dict, unvalidated), or raise ``SandboxStopped``."""
+        limit = self.limits.message_mb * 1024 * 1024
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self._buffer[:newline])
+                del self._buffer[: newline + 1]
+                try:
+                    message = json.loads(line)
+                except (ValueError, RecursionError) as e:
+                    raise SandboxStopped("corrupt", f"a message that is not JSON ({str(e)[:80]})") from None
+                if type(message) is not dict:
+                    raise SandboxStopped("corrupt", "a message that is not a JSON object")
+                return message
+            if len(self._buffer) > limit:
+                raise SandboxStopped("corrupt", f"a message longer than {self.limits.message_mb} MB")
+            if self.stop_event is not None and self.stop_event.is_set():
+                self.kill()
+                raise SandboxStopped("interrupted")
+            now = time.monotonic()
+            if now >= self.deadline:
+                self.exit.timed_out = True
+                self.kill()
+                raise SandboxStopped("timeout")
+            exited = self._child_exited()
+            if "res" not in self._open.values() and not exited:
+                end = time.monotonic() + 1.0  # EOF comes as the process exits: let it finish exiting
+                while not exited and time.monotonic() < min(end, self.deadline):
+                    time.sleep(0.01)
+                    exited = self._child_exited()
+            if "res" not in self._open.values() or exited:
+                self._drain()
+                if b"\n" in self._buffer:
+                    continue
+                if not exited:
+                    raise SandboxStopped("corrupt", "the end of its data while the process was still running")
+                raise SandboxStopped("exited")
+            self._pump(min(0.2, self.deadline - now))
+
+    def _pump(self, timeout: float) -> None:
+        for key, _ in self._selector.select(timeout):
+            self._read(key.fd, key.data)
+
+    def _read(self, fd: int, name: str) -> bool:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        except OSError:
+            data = b""
+        if not data:
+            self._selector.unregister(fd)
+            del self._open[fd]
+            return False
+        if name == "res":
+            self._buffer += data
+        else:
+            (self.stdout if name == "out" else self.stderr).add(data)
+        return True
+
+    def _drain(self) -> None:
+        """Read what is already in the pipes, without waiting for EOF (leftover
+        background processes may hold the write ends open)."""
+        for _ in range(10_000):
+            progressed = False
+            for fd, name in list(self._open.items()):
+                progressed |= self._read(fd, name)
+            if not progressed or len(self._buffer) > self.limits.message_mb * 1024 * 1024:
+                break
+
+    def _child_exited(self) -> bool:
+        if self._exited:
+            return True
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            info = True
+        self._exited = info is not None
+        return self._exited
+
+    # -- stop ----------------------------------------------------------------------------
+    def kill(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the leader is at worst a zombie: its pgid is ours
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def stop(self, grace: float = 1.0) -> ExitInfo:
+        """End the child and everything it started; collect its exit; remove its directory."""
+        if self.proc is not None:
+            if self._cmd is not None:
+                os.close(self._cmd)
+                self._cmd = None
+            end = time.monotonic() + grace
+            while not self._child_exited() and time.monotonic() < end:
+                self._pump(0.05)
+            self.kill()
+            self.exit.killed_leftovers = self._sweep()
+            try:
+                _, status, usage = os.wait4(self.proc.pid, 0)
+                self.exit.returncode = os.waitstatus_to_exitcode(status)
+                self.exit.cpu_seconds = usage.ru_utime + usage.ru_stime
+                self.exit.max_rss_mb = usage.ru_maxrss / 1024
+            except ChildProcessError:
+                pass
+            self.proc.returncode = self.exit.returncode
+            self._drain()
+            for fd in list(self._open):
+                self._selector.unregister(fd)
+            self._open.clear()
+            for stream in (self.proc.stdout, self.proc.stderr):
+                stream.close()
+            if self._res is not None:
+                os.close(self._res)
+                self._res = None
+            self._selector.close()
+            self.proc = None
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            if os.path.exists(self.workdir):  # files it could not remove (permissions changed by the child)
+                subprocess.run(["rm", "-rf", self.workdir], check=False, capture_output=True)
+            self.workdir = None
+        return self.exit
+
+    def _sweep(self) -> int:
+        """Kill the processes the child left running, even those that left its process group:
+        by uid when children run as a dedicated uid, else by the token in their environment."""
+        killed: set[int] = set()
+        token = f"MINIGRAD_SANDBOX_TOKEN={self.token}".encode()
+        skip = {os.getpid(), self.proc.pid}
+        for _ in range(50):
+            found = 0
+            for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+                if not entry.isdigit() or int(entry) in skip:
+                    continue
+                pid = int(entry)
+                try:
+                    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+                        status = dict(line.split(":", 1) for line in f if ":" in line)
+                    if status.get("State", "").strip().startswith(("Z", "X")):
+                        continue  # already dead, waiting for its parent (init) to reap it
+                    if self.uid is not None:
+                        ours = int(status["Uid"].split()[0]) == self.uid
+                    else:
+                        with open(f"/proc/{pid}/environ", "rb") as f:
+                            ours = token in f.read()
+                except (OSError, ValueError, KeyError, IndexError):
+                    continue
+                if ours:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        killed.add(pid)
+                        found += 1
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            if not found:
+                break
+            time.sleep(0.02)
+        return len(killed)
+
+    def explain(self, stop: SandboxStopped) -> str:
+        """Words for why the child stopped (call after ``stop()``)."""
+        if stop.reason == "timeout":
+            return (f"it was still running after the time limit of {self.limits.wall_seconds:g} s "
+                    "(an infinite loop, or far too slow?)")
+        if stop.reason == "corrupt":
+            return (f"the grader's private channel received {stop.detail}: does your code write to "
+                    "file descriptors it did not open, or fork?")
+        if stop.reason == "interrupted":
+            return "grading was interrupted"
+        code = self.exit.returncode
+        if code is None:
+            return "the process stopped"
+        if code >= 0:
+            return (f"the process exited with status {code} before the grader had its results: "
+                    "does your code call sys.exit(), os._exit() or quit()?")
+        name = _signal_name(-code)
+        if -code in (signal.SIGXCPU, signal.SIGKILL) and self.exit.cpu_seconds >= self.limits.cpu_seconds - 0.5:
+            return f"it used up its CPU time limit of {self.limits.cpu_seconds:g} s (killed by {name})"
+        if -code in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT):
+            return (f"the process crashed ({name}); this can happen when it runs out of its "
+                    f"{self.limits.memory_mb} MB of memory")
+        if -code == signal.SIGXFSZ:
+            return f"it wrote a file larger than the limit of {self.limits.file_size_mb} MB"
+        return f"the process was killed by {name}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+__all__ = ["Limits", "IsolationPlan", "Sandbox", "SandboxStopped", "Capture", "ExitInfo",
+           "detect_isolation", "package_root"]

@@ -1,0 +1,94 @@
+"""Common mistakes in stage 05, as small edits of the solution's cells."""
+from pathlib import Path
+
+from minigrad.course.program import load_notebook, solution_sources
+from tests.mutants import Mutant
+
+SOLUTION = solution_sources(
+    load_notebook(Path(__file__).resolve().parents[2] / "solutions" / "05_custom_functions.ipynb"))
+
+
+def edit(grade_id: str, old: str, new: str) -> dict[str, str]:
+    """The solution's cell ``grade_id`` with ``old`` replaced by ``new`` (which must be there)."""
+    source = SOLUTION[grade_id]
+    assert old in source, f"{grade_id}: {old!r} is not in the solution any more; update this mutant"
+    return {grade_id: source.replace(old, new)}
+
+
+MUTANTS = [
+    Mutant(
+        "constant_without_none",
+        edit("mul_constant", "return grad_output * ctx.c, None", "return grad_output * ctx.c"),
+        lost={"mul_constant"},
+        feedback={"mul_constant": "returned 1 gradient(s), but forward took 2 arguments"},
+    ),
+    Mutant(
+        "gradient_for_the_constant",
+        edit("mul_constant", "return grad_output * ctx.c, None", "return grad_output * ctx.c, grad_output.sum()"),
+        lost={"mul_constant"},
+        feedback={"mul_constant": "must be None"},
+    ),
+    Mutant(
+        "constant_in_save_for_backward",
+        edit("mul_constant", "ctx.c = c", "ctx.save_for_backward(x, c); ctx.c = c"),
+        lost={"mul_constant"},
+        feedback={"mul_constant": "keep plain values as attributes of ctx"},
+    ),
+    Mutant(
+        "sigmoid_saves_input",
+        edit("exp_sigmoid", "        s = 1 / (1 + (-x).exp())\n        ctx.save_for_backward(s)\n        return s",
+             "        ctx.save_for_backward(x)\n        return 1 / (1 + (-x).exp())"),
+        lost={"exp_sigmoid"},
+        feedback={"exp_sigmoid": "you used the input x where the output s = sigmoid(x) was needed"},
+    ),
+    Mutant(
+        "exp_of_the_saved_output",
+        edit("exp_sigmoid", "return grad_output * y", "return grad_output * y.exp()"),
+        lost={"exp_sigmoid"},
+        feedback={"exp_sigmoid": "exponentiated it again"},
+    ),
+    Mutant(
+        "relu_mask_includes_zero",
+        edit("relu", "return grad_output * (x > 0)", "return grad_output * (x >= 0)"),
+        lost={"relu_mask", "tiny_mlp"},
+        feedback={"relu_mask": "use x > 0"},
+    ),
+    Mutant(
+        "relu_mask_from_the_gradient",
+        edit("relu", "return grad_output * (x > 0)", "return grad_output * (grad_output > 0)"),
+        lost={"relu_mask", "tiny_mlp"},
+        feedback={"relu_mask": "not from the incoming gradient"},
+    ),
+    Mutant(
+        "linear_weight_gradient_transposed",
+        edit("linear", "grad_weight = grad_output.T @ input", "grad_weight = input.T @ grad_output"),
+        lost={"linear_grads", "linear_skips_work", "tiny_mlp"},
+        feedback={"linear_grads": "your gradient for weight has shape [3, 4], expected [4, 3]"},
+    ),
+    Mutant(
+        "linear_computes_every_gradient",
+        edit("linear", "        if ctx.needs_input_grad[0]:\n            grad_input",
+             "        if True:\n            grad_input"),
+        lost={"linear_skips_work"},
+        feedback={"linear_skips_work": "still computed a gradient for input"},
+    ),
+    Mutant(
+        "sin_cos_ignores_the_cos_gradient",
+        edit("sin_cos", "return grad_sin * c - grad_cos * s", "return grad_sin * c"),
+        lost={"sin_cos"},
+        feedback={"sin_cos": "ignored the gradient of the second output"},
+    ),
+    Mutant(
+        "forgot_mark_non_differentiable",
+        edit("max_with_mask", "        ctx.mark_non_differentiable(mask)\n", ""),
+        lost={"max_with_mask"},
+        feedback={"max_with_mask": "ctx.mark_non_differentiable(mask)"},
+    ),
+    Mutant(
+        "stateful_reuses_one_instance",
+        edit("stateful", "    return StatefulSigmoid()(x)",
+             "    global _shared\n    _shared = globals().get('_shared') or StatefulSigmoid()\n    return _shared(x)"),
+        lost={"stateful_sigmoid"},
+        feedback={"stateful_sigmoid": "Create a new StatefulSigmoid() inside stateful_sigmoid"},
+    ),
+]

@@ -1,0 +1,464 @@
+"""The grader end to end, through the sandbox: solutions, exercises, hostile submissions,
+the cache and resuming, Ctrl-C, a batch of 60+ with -j 2, and the Gradescope bundle.
+
+Every submission is generated into tmp_path (tests/hostile makes the hostile ones).
+The batch tests print their throughput (submissions per minute); nothing asserts on time.
+"""
+from __future__ import annotations
+
+import copy
+import csv
+import importlib
+import json
+import os
+import pkgutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import tests.mutants
+from minigrad.course import grade_cli
+from minigrad.course.grader import GradeConfig, Grader, Learner, load_templates
+from minigrad.course.sandbox import Limits
+from tests.hostile import CASES, FULL, STAGE, solution_notebook, source_of, with_cells, write_case, write_json
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux /proc")
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = load_templates(ROOT / "exercises")
+STAGE_KEYS = sorted(TEMPLATES)
+# The hanging cases are CPU-bound: the CPU limit ends them, the wall limit is only a backstop
+# (generous, so a loaded CI machine cannot time out a correct solution). A correct stage-04
+# solution needs about 1 s of CPU.
+TEST_LIMITS = ["--cpu", "3", "--wall", "20", "--memory", "1024", "--restarts", "2"]
+
+
+def _sandbox_tokens() -> list[int]:
+    """Processes still carrying a sandbox's token: there must be none after grading."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if b"MINIGRAD_SANDBOX_TOKEN=" in f.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def _results(out: Path) -> dict[str, dict]:
+    return {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
+
+
+def _cli(argv: list[str]) -> int:
+    return grade_cli.main([*argv, "--templates", str(ROOT / "exercises")])
+
+
+# -- solutions and exercises ---------------------------------------------------------------------
+def test_solutions_score_full_marks_and_exercises_zero(tmp_path, capsys):
+    for folder in ("solutions", "exercises"):
+        (tmp_path / folder).mkdir()
+        for key in STAGE_KEYS:
+            (tmp_path / folder / f"{key}.ipynb").write_bytes((ROOT / folder / f"{key}.ipynb").read_bytes())
+    out = tmp_path / "out"
+    code = _cli([str(tmp_path / "solutions"), str(tmp_path / "exercises"), "-j", "2", "--out", str(out)])
+    assert code == 0
+    results = _results(out)
+    for key in STAGE_KEYS:
+        stage, _ = TEMPLATES[key]
+        solved = results["solutions"]["stages"][key]
+        assert solved["points"] == stage.points, [(r["check"], r["feedback"]) for r in solved["results"]
+                                                  if r["status"] != "passed"]
+        assert solved["seed"] == 0 and solved["isolation"]["limits"]["cpu_seconds"] > 0
+        blank = results["exercises"]["stages"][key]
+        assert blank["points"] == 0
+        statuses = [r["status"] for r in blank["results"]]
+        assert set(statuses) <= {"not_implemented", "not_run"} and "not_implemented" in statuses
+        for r in blank["results"]:
+            if r["status"] == "not_implemented":
+                assert "not implemented yet" in r["feedback"]
+    rows = list(csv.DictReader((out / "gradebook.csv").open()))
+    assert {r["learner"]: r["total"] for r in rows} == {
+        "solutions": f"{sum(TEMPLATES[k][0].points for k in STAGE_KEYS):g}", "exercises": "0"}
+    assert not _sandbox_tokens()
+
+
+# -- hostile and broken submissions -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def hostile_batch(tmp_path_factory):
+    """Every hostile case as its own learner, plus an honest learner, in one batch with -j 2."""
+    folder = tmp_path_factory.mktemp("hostile")
+    subs = folder / "submissions"
+    for case in CASES:
+        write_case(case, subs)
+    (subs / "honest").mkdir()
+    write_json(subs / "honest" / f"{STAGE}.ipynb", solution_notebook())
+    out = folder / "out"
+    started = time.monotonic()
+    code = _cli([str(subs), "-j", "2", "--out", str(out), *TEST_LIMITS])
+    elapsed = time.monotonic() - started
+    print(f"\nhostile batch: {len(CASES) + 1} submissions in {elapsed:.1f} s with -j 2 "
+          f"({60 * (len(CASES) + 1) / elapsed:.0f} submissions/min)")
+    return code, _results(out), out
+
+
+def test_hostile_batch_goes_on_and_exit_code_says_some_were_ungradable(hostile_batch):
+    code, results, out = hostile_batch
+    assert code == 1  # the empty file, the invalid JSON and the non-notebook could not be graded
+    assert set(results) == {c.name for c in CASES} | {"honest"}
+    assert results["honest"]["total"] == FULL
+    rows = {r["learner"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
+    assert set(rows) == set(results)
+    assert not _sandbox_tokens(), "a submission's processes outlived the batch"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_case(hostile_batch, case):
+    _, results, _ = hostile_batch
+    summary = results[case.name]
+    if case.points is None:
+        assert summary["stages"] == {} and summary["ungraded"] == 1
+        assert case.feedback["message"] in " ".join(summary["problems"])
+        return
+    result = summary["stages"][STAGE]
+    feedback = {r["check"]: r["feedback"] for r in result["results"]}
+    assert result["points"] == case.points, feedback
+    for key, words in case.feedback.items():
+        if key in feedback:
+            assert words in feedback[key], feedback[key]
+        elif key == "warning":
+            assert words in " ".join(result["warnings"])
+        else:
+            text = result[key] if isinstance(result[key], str) else " ".join(result[key])
+            assert words in text, text[-500:]
+    assert {f["kind"] for f in result["flags"]} >= set(case.flags)
+    assert len(result["stdout"]) < 40_000 and len(result["stderr"]) < 40_000
+
+
+def test_cell_problems_name_only_their_own_checks(hostile_batch):
+    _, results, _ = hostile_batch
+    result = results["syntax_error"]["stages"][STAGE]
+    by_part = {}
+    for r in result["results"]:
+        by_part.setdefault(r["part"], set()).add(r["status"])
+    assert by_part["run_backward"] == {"passed"}
+    assert "error" in by_part["topological_order"]
+    assert "line 3" in result["cell_problems"]["topological_order"]
+
+
+# -- cache, resuming, seeds ---------------------------------------------------------------------------
+def test_unchanged_submissions_are_not_graded_twice(tmp_path):
+    subs = tmp_path / "subs"
+    for name, cells in {"ann": {}, "ben": {"run_backward": "def run_backward(*a, **k):\n    pass\n"},
+                        "cid": {"topological_order": "def topological_order(root):\n    return [root]\n"}}.items():
+        (subs / name).mkdir(parents=True)
+        write_json(subs / name / f"{STAGE}.ipynb", with_cells(cells))
+    out = tmp_path / "out"
+    args = [str(subs), "-j", "2", "--out", str(out), *TEST_LIMITS]
+    assert _cli(args) == 0
+    first = _results(out)
+    assert not any(s["stages"][STAGE]["cached"] for s in first.values())
+
+    assert _cli(args) == 0
+    second = _results(out)
+    assert all(s["stages"][STAGE]["cached"] for s in second.values())
+    for name in first:
+        assert second[name]["stages"][STAGE]["results"] == first[name]["stages"][STAGE]["results"]
+
+    resubmitted = solution_notebook()  # ben resubmits (not byte-identical to ann's, which would be cached)
+    resubmitted["metadata"]["note"] = "second try"
+    write_json(subs / "ben" / f"{STAGE}.ipynb", resubmitted)
+    assert _cli(args) == 0
+    third = _results(out)
+    assert [n for n, s in sorted(third.items()) if not s["stages"][STAGE]["cached"]] == ["ben"]
+    assert third["ben"]["total"] == FULL
+
+    assert _cli([*args, "--seed", "7"]) == 0  # another seed: graded again, recorded, other inputs
+    fourth = _results(out)
+    assert not any(s["stages"][STAGE]["cached"] for s in fourth.values())
+    assert all(s["seed"] == 7 for s in fourth.values())
+    seeds = {r["seed"] for r in fourth["ann"]["stages"][STAGE]["results"]}
+    assert seeds.isdisjoint({r["seed"] for r in first["ann"]["stages"][STAGE]["results"]})
+    assert fourth["ann"]["total"] == FULL
+
+
+def test_ctrl_c_loses_nothing_already_graded(tmp_path):
+    subs = tmp_path / "subs"
+    names = ["a_first", "b_hangs", "c_third", "d_fourth"]
+    for name in names:
+        (subs / name).mkdir(parents=True)
+        nb = solution_notebook() if name != "b_hangs" else with_cells(
+            {"topological_order": "while True:\n    pass\n"})
+        nb["metadata"]["learner"] = name  # identical files would share a cached result
+        write_json(subs / name / f"{STAGE}.ipynb", nb)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "minigrad.course.grade_cli", str(subs), "-j", "1", "--out", str(out),
+               "--templates", str(ROOT / "exercises"), "--cpu", "30", "--wall", "60"]
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (out / "results" / "a_first.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # b_hangs is now running
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr.decode()[-2000:]
+    assert b"run the same command again" in stderr
+    assert not _sandbox_tokens()
+    assert (out / "results" / "a_first.json").exists() and not (out / "results" / "c_third.json").exists()
+
+    resumed = subprocess.run([*command[:-4], "--cpu", "4", "--wall", "10"], cwd=tmp_path, capture_output=True,
+                             timeout=120)
+    assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
+    results = _results(out)
+    assert results["a_first"]["stages"][STAGE]["cached"] is True
+    assert not results["c_third"]["stages"][STAGE]["cached"]
+    assert [results[n]["total"] for n in names] == [FULL, 5, FULL, FULL]
+
+
+# -- a batch of 60+ -------------------------------------------------------------------------------------
+def _mutant_cases(per_stage: int = 4):
+    """The first mutants of every stage that has a worksheet (all of stage 04's)."""
+    for info in pkgutil.iter_modules(tests.mutants.__path__):
+        key = info.name[1:]
+        if key in TEMPLATES and (ROOT / "solutions" / f"{key}.ipynb").exists():
+            mutants = importlib.import_module(f"tests.mutants.{info.name}").MUTANTS
+            yield from ((key, m) for m in (mutants if key == STAGE else mutants[:per_stage]))
+
+
+def test_batch_of_generated_submissions_with_two_jobs(tmp_path):
+    subs = tmp_path / "subs"
+    expected: dict[str, tuple[str, float | None, set | None]] = {}  # learner -> (stage, points, lost checks)
+    for key in STAGE_KEYS:
+        stage, _ = TEMPLATES[key]
+        for folder, points in (("solutions", stage.points), ("exercises", 0)):
+            name = f"{folder}_{key}"
+            (subs / name).mkdir(parents=True)
+            (subs / name / f"{key}.ipynb").write_bytes((ROOT / folder / f"{key}.ipynb").read_bytes())
+            expected[name] = (key, points, None)
+    for key, mutant in _mutant_cases():
+        with open(ROOT / "solutions" / f"{key}.ipynb", encoding="utf-8") as f:
+            nb = json.load(f)
+        for cell in nb["cells"]:
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if gid in mutant.cells:
+                cell["source"] = mutant.cells[gid]
+        name = f"mutant_{key}_{mutant.name}"
+        (subs / name).mkdir(parents=True)
+        write_json(subs / name / f"{key}.ipynb", nb)
+        expected[name] = (key, None, mutant.lost)
+    for case in CASES:
+        if not case.slow and not case.name.startswith("huge"):
+            write_case(case, subs)
+            expected[case.name] = (STAGE, case.points, None)
+    assert len(expected) >= 60
+
+    out = tmp_path / "out"
+    started = time.monotonic()
+    # Default-sized limits: some stages compile the learner's Numba kernels (seconds of CPU).
+    code = _cli([str(subs), "-j", "2", "--out", str(out), "--quiet", "--cpu", "30", "--wall", "60"])
+    elapsed = time.monotonic() - started
+    print(f"\nbatch: {len(expected)} submissions graded in {elapsed:.1f} s with -j 2: "
+          f"{60 * len(expected) / elapsed:.0f} submissions/min")
+    assert code == 1  # the generated batch holds files that cannot be graded
+    results = _results(out)
+    assert set(results) == set(expected)
+    for name, (key, points, lost) in expected.items():
+        if points is None and lost is None:
+            assert results[name]["stages"] == {}
+            continue
+        result = results[name]["stages"][key]
+        if lost is not None:
+            assert {r["check"] for r in result["results"] if r["status"] != "passed"} == lost, name
+        else:
+            assert result["points"] == points, (name, [(r["check"], r["feedback"]) for r in result["results"]])
+    assert not _sandbox_tokens()
+
+
+# -- grading API: same seed, same verdicts -------------------------------------------------------------
+def test_a_regrade_reproduces_the_same_results(tmp_path):
+    path = tmp_path / f"{STAGE}.ipynb"
+    write_json(path, with_cells({"run_backward": "def run_backward(root, grad, retain_graph=False):\n"
+                                                 "    engine.run_backward([(root, 0)], [grad], True, False)\n"}))
+    config = GradeConfig(seed=123, limits=Limits(cpu_seconds=10, wall_seconds=30), templates=ROOT / "exercises")
+    with Grader(config) as grader:
+        first = grader.grade_file(path)
+        second = grader.grade_file(path)
+        (summary,) = grader.grade_batch([Learner("x", [path])])
+    assert first["results"] == second["results"] == summary["stages"][STAGE]["results"]
+    assert first["seed"] == 123 and first["grader_version"] == grader.version
+    assert {r["check"] for r in first["results"] if r["status"] != "passed"} == {"backward_frees"}
+    assert any(f["kind"] == "reference_call" and f["source"] == "dynamic" for f in first["flags"])
+
+
+# -- Gradescope --------------------------------------------------------------------------------------
+def _solution_regions(text: str) -> list[str]:
+    regions, inside, lines = [], False, []
+    for line in text.splitlines():
+        if line.strip() == "### BEGIN SOLUTION":
+            inside, lines = True, []
+        elif line.strip() == "### END SOLUTION":
+            inside = False
+            body = "\n".join(l.strip() for l in lines if l.strip() and not l.strip().startswith("#"))
+            if body.count("\n") >= 2:
+                regions.append(body)
+        elif inside:
+            lines.append(line)
+    return regions
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gradescope")
+    out = folder / "autograder.zip"
+    assert _cli(["gradescope", str(out), "--stages", "04", *TEST_LIMITS]) == 0
+    return out
+
+
+def test_gradescope_bundle_holds_no_solutions(bundle):
+    with zipfile.ZipFile(bundle) as z:
+        names = z.namelist()
+        contents = {n: z.read(n).decode("utf-8", "replace") for n in names}
+        modes = {n: z.getinfo(n).external_attr >> 16 for n in names}
+    assert {"setup.sh", "run_autograder", "config.json", "package/pyproject.toml"} <= set(names)
+    assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
+    assert [n for n in names if n.startswith("exercises/")] == [f"exercises/{STAGE}.ipynb"]
+    assert not [n for n in names if n.startswith(("solutions/", "tests/")) or "/solutions/" in n or "/tests/" in n]
+    assert not [n for n in names if n.endswith((".pyc", ".nbi", ".nbc"))]
+    assert "package/minigrad/course/sandbox_child.py" in names
+    normalized = {n: "\n".join(l.strip() for l in c.splitlines() if l.strip()) for n, c in contents.items()}
+    # minigrad is the reference implementation: the worksheets rebuild its pieces, so their
+    # solutions may match its code, and a stage module whose reference() re-implements the
+    # worksheet's own piece holds it too (learners install the package anyway: see GRADING.md).
+    # Everything else (templates, config, scripts, the grader) must hold no solution.
+    def allowed(name: str) -> bool:
+        return name.startswith("package/minigrad/") and not (
+            name.startswith("package/minigrad/course/") and not name.startswith(stages))
+
+    stages = "package/minigrad/course/stages/"
+    embedded = set()
+    for solution in (ROOT / "solutions").glob("*.ipynb"):
+        nb = json.loads(solution.read_text())
+        for cell in nb["cells"]:
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            for region in _solution_regions(source):
+                leaks = [n for n, c in normalized.items() if region in c]
+                embedded |= {n for n in leaks if allowed(n)}
+                leaks = [n for n in leaks if not allowed(n)]
+                assert not leaks, f"a solution of {solution.name} is in {leaks}"
+    if embedded:
+        print(f"\npackage files that hold a worksheet solution (the reference): {sorted(embedded)}")
+    config = json.loads(contents["config.json"])
+    assert config["stages"] == [STAGE] and config["limits"]["wall_seconds"] == 20
+
+
+def _autograder(tmp_path: Path, bundle: Path, submission: dict[str, bytes], site: Path | None) -> dict:
+    root = tmp_path / "autograder"
+    for sub in ("source", "submission", "results"):
+        (root / sub).mkdir(parents=True)
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(root / "source")
+    for name, data in submission.items():
+        (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / name).write_bytes(data)
+    env = {**os.environ, "MINIGRAD_AUTOGRADER_ROOT": str(root), "MINIGRAD_PYTHON": sys.executable}
+    if site is not None:
+        env["PYTHONPATH"] = str(site)
+    run = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr.decode()[-3000:]
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def installed_bundle(bundle, tmp_path_factory):
+    """The bundle's package/, installed on its own (as setup.sh would, without dependencies)."""
+    folder = tmp_path_factory.mktemp("site")
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(folder / "bundle")
+    run = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                          "--no-index", "--target", str(folder / "site"), str(folder / "bundle" / "package")],
+                         capture_output=True, timeout=300)
+    if run.returncode != 0:
+        pytest.skip(f"could not install the bundle's package offline: {run.stderr.decode()[-500:]}")
+    return folder / "site"
+
+
+def _check_results_schema(results: dict) -> None:
+    json.dumps(results, allow_nan=False)
+    assert isinstance(results["score"], (int, float)) and isinstance(results["execution_time"], (int, float))
+    assert isinstance(results["output"], str)
+    for test in results["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "status", "output", "visibility"}
+        assert test["status"] in ("passed", "failed")
+        assert 0 <= test["score"] <= test["max_score"] or test["max_score"] == 0
+
+
+def test_gradescope_run_autograder_from_the_bundle(tmp_path, bundle, installed_bundle):
+    nb = json.dumps(solution_notebook()).encode()
+    results = _autograder(tmp_path / "solution", bundle, {"my work/04_topological_backward.ipynb": nb},
+                          installed_bundle)
+    _check_results_schema(results)
+    assert results["score"] == FULL
+    visible = [t for t in results["tests"] if t["visibility"] == "visible"]
+    assert len(visible) == len(TEMPLATES[STAGE][0].checks) and all(t["status"] == "passed" for t in visible)
+    details = next(t for t in results["tests"] if t["name"].startswith("Grading details"))
+    assert str(installed_bundle) in json.dumps(details) or "isolation" in details["output"]
+
+    hostile = with_cells({"topological_order": "import os\nos._exit(0)\n",
+                          "run_backward": "import torch\n" + "def run_backward(*a, **k):\n    raise ValueError('no')\n"})
+    results = _autograder(tmp_path / "hostile", bundle, {"Copy of worksheet.ipynb": json.dumps(hostile).encode()},
+                          installed_bundle)
+    _check_results_schema(results)
+    assert results["score"] == 0
+    outputs = " ".join(t["output"] for t in results["tests"])
+    assert "exited with status 0" in outputs and "ValueError" in outputs
+    assert any(t["visibility"] == "hidden" and "torch" in t["output"] for t in results["tests"])
+
+
+def test_gradescope_run_without_a_notebook_still_writes_results(tmp_path, bundle):
+    results = _autograder(tmp_path, bundle, {"answers.txt": b"I did it"}, None)
+    _check_results_schema(results)
+    assert results["score"] == 0 and "no Jupyter notebook" in results["output"]
+    assert all(t["score"] == 0 for t in results["tests"])
+
+
+def test_gradescope_bundle_for_every_stage_lists_every_check(tmp_path):
+    out = tmp_path / "all.zip"
+    assert _cli(["gradescope", str(out)]) == 0
+    with zipfile.ZipFile(out) as z:
+        config = json.loads(z.read("config.json"))
+    assert config["stages"] == sorted(load_templates(ROOT / "exercises"))  # stages may be added meanwhile
+
+
+def test_solution_copy_is_independent():
+    a, b = solution_notebook(), copy.deepcopy(solution_notebook())
+    assert a == b
+
+
+# -- full isolation, where the machine allows it (root, with an interpreter other users can run) ----------
+def test_full_isolation_when_available(tmp_path):
+    from minigrad.course.sandbox import detect_isolation
+
+    plan = detect_isolation("auto", 1)
+    if not (plan.network and plan.uids):
+        pytest.skip("full isolation unavailable here: " + "; ".join(plan.notes))
+    secret = tmp_path / "grader-only"
+    secret.mkdir(mode=0o700)
+    probe = (f"import socket\nfor what, act in [('write', lambda: open({str(secret / 'x')!r}, 'w')),\n"
+             "                  ('net', lambda: socket.create_connection(('1.1.1.1', 53), timeout=2))]:\n"
+             "    try:\n        act()\n        print(what, 'ALLOWED')\n"
+             "    except OSError as e:\n        print(what, 'refused', type(e).__name__)\n")
+    path = tmp_path / f"{STAGE}.ipynb"
+    write_json(path, with_cells({"run_backward": probe + "\n" + source_of(solution_notebook(), "run_backward")}))
+    with Grader(GradeConfig(templates=ROOT / "exercises", isolation="require")) as grader:
+        result = grader.grade_file(path)
+    assert result["points"] == FULL
+    assert "write refused" in result["stdout"] and "net refused" in result["stdout"], result["stdout"]
+    assert result["isolation"]["child"]["uid"] in plan.uids
+    assert not list(secret.iterdir())
