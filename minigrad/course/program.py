@@ -12,6 +12,11 @@ a network, drawing a picture) and would cost time without adding a check.
 """
 from __future__ import annotations
 
+import atexit
+import hashlib
+import re
+import shutil
+import tempfile
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,12 +79,44 @@ def build_program(template, learner_cells: dict[str, str]) -> list[ProgramCell]:
     return program
 
 
+def cell_file(directory: str | Path, key: str | int, source: str) -> str:
+    """Write a cell to a real file and return its path, to compile the cell under.
+
+    With a real file, tracebacks show the learner's lines and Numba's
+    ``cache=True`` finds the source it needs. The name carries the cell's key
+    (``is_cell_file`` matches on it) and a hash of its content, so a changed
+    cell never meets a stale Numba cache.
+    """
+    digest = hashlib.sha1(source.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    path = Path(directory) / f"cell_{re.sub(r'[^A-Za-z0-9_]', '_', str(key))}_{digest}.py"
+    if not path.exists():
+        path.write_text(source, encoding="utf-8", errors="surrogatepass")
+    return str(path)
+
+
+def is_cell_file(filename: str, key: str | int) -> bool:
+    """Whether ``filename`` is a file written by ``cell_file`` for this cell key."""
+    return Path(filename).name.startswith(f"cell_{re.sub(r'[^A-Za-z0-9_]', '_', str(key))}_")
+
+
+_cells_dir: str | None = None
+
+
+def _process_cells_dir() -> str:
+    """One folder per process for in-process execution, removed at exit."""
+    global _cells_dir
+    if _cells_dir is None:
+        _cells_dir = tempfile.mkdtemp(prefix="minigrad-cells-")
+        atexit.register(shutil.rmtree, _cells_dir, True)
+    return _cells_dir
+
+
 def execute_program(program: list[ProgramCell], namespace: dict | None = None) -> tuple[dict, list[CellError]]:
     """Run the cells in order in one namespace; a failing cell is recorded and the rest still run."""
     namespace = {"__name__": "__main__"} if namespace is None else namespace
     errors = []
     for cell in program:
-        filename = f"<cell {cell.grade_id or cell.index}>"
+        filename = cell_file(_process_cells_dir(), cell.grade_id or cell.index, cell.source)
         try:
             exec(compile(cell.source, filename, "exec"), namespace)
         except SyntaxError as e:

@@ -137,8 +137,10 @@ def _describe(error: BaseException) -> str:
 
 def run_cell(cell: dict, namespace: dict) -> dict | None:
     """Execute one program cell; None, or the error it raised (any BaseException)."""
-    filename = f"<cell {cell['grade_id'] or cell['index']}>"
+    from minigrad.course.program import cell_file
+
     try:
+        filename = cell_file(os.getcwd(), cell["grade_id"] or cell["index"], cell["source"])
         code = compile(cell["source"], filename, "exec")
     except SyntaxError as e:
         return {"type": type(e).__name__, "message": e.msg or str(e), "line": e.lineno,
@@ -175,7 +177,7 @@ class CallWatch:
             original = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr)
             if original is None or not callable(original):
                 continue
-            setattr(owner, attr, self._wrap(original, target, tuple(f"<cell {p}>" for p in parts)))
+            setattr(owner, attr, self._wrap(original, target, tuple(parts)))
 
     @staticmethod
     def _resolve(target: str):
@@ -195,18 +197,21 @@ class CallWatch:
             return (obj, pieces[-1]) if hasattr(obj, pieces[-1]) else (None, None)
         return None, None
 
-    def _wrap(self, original, target: str, cells: tuple[str, ...]):
+    def _wrap(self, original, target: str, parts: tuple[str, ...]):
+        from minigrad.course.program import is_cell_file
+
         watch, getframe = self, sys._getframe
 
         def watched(*args, **kwargs):
             frame = getframe(1)
             while frame is not None:
                 name = frame.f_code.co_filename
-                if name in cells:
+                part = next((p for p in parts if is_cell_file(name, p)), None)
+                if part is not None:
                     key = (target, name, frame.f_lineno)
                     if key not in watch._seen and len(watch.events) < 20:
                         watch._seen.add(key)
-                        watch.events.append({"kind": "reference_call", "part": name[6:-1], "line": frame.f_lineno,
+                        watch.events.append({"kind": "reference_call", "part": part, "line": frame.f_lineno,
                                              "detail": f"called {target} while running",
                                              "source": "dynamic"})
                     break
