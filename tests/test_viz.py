@@ -448,3 +448,24 @@ def test_imports_stay_light():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_stepper_follows_the_engines_order_even_a_custom_one():
+    """The states come from the engine itself: an order set with use_order shows up in them."""
+    from minigrad.autograd import engine
+    from minigrad.viz.stepper import backward_states
+
+    a = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    b = minigrad.tensor([3.0, 4.0], requires_grad=True)
+    loss = ((a * b).exp() + a * 2).sum()
+    default = [s.node for s in backward_states(loss)]
+    assert default == engine.topological_order([loss.grad_fn])
+
+    def leaves_last_reversed(roots):
+        order = engine.topological_order(roots)
+        inner = [n for n in order if n.next_functions]
+        return inner + [n for n in order if not n.next_functions][::-1]
+
+    with engine.use_order(leaves_last_reversed):
+        custom = [s.node for s in backward_states(loss)]
+    assert custom == leaves_last_reversed([loss.grad_fn]) != default

@@ -51,6 +51,7 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
 
 
 _order_function: Callable[[Sequence[Node]], list[Node]] = topological_order
+_observers: list[Callable] = []
 
 
 @contextlib.contextmanager
@@ -65,6 +66,19 @@ def use_order(order_function: Callable[[Sequence[Node]], list[Node]]) -> Iterato
         yield
     finally:
         _order_function = previous
+
+
+@contextlib.contextmanager
+def observe(callback: Callable[[Node, list, tuple], None]) -> Iterator[None]:
+    """Call ``callback(node, grad_outputs, grad_inputs)`` right after each node runs in this block.
+
+    This is how ``minigrad.viz.BackwardStepper`` shows the engine's real order.
+    """
+    _observers.append(callback)
+    try:
+        yield
+    finally:
+        _observers.remove(callback)
 
 
 def run_backward(
@@ -106,6 +120,8 @@ def run_backward(
                 if node not in wanted:
                     continue
             input_grads = node._run_backward(grads)
+            for callback in _observers:
+                callback(node, grads, input_grads)
             if not retain_graph:
                 node.release_variables()
             for (child, output_nr), grad in zip(node.next_functions, input_grads):

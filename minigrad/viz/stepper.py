@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from minigrad.autograd import engine
-from minigrad.autograd.differentiate import _seed
-from minigrad.autograd.grad_mode import set_grad_enabled
 from minigrad.autograd.graph import AccumulateGrad, Node
 from minigrad.tensor import Tensor
 from minigrad.viz import graph, style
@@ -45,38 +43,30 @@ def _array(grad) -> np.ndarray | None:
 
 
 def backward_states(loss: Tensor) -> list[StepState]:
-    """Run ``loss``'s backward node by node and return one state per node run.
+    """Run ``loss.backward()`` and keep one state per node, as the engine runs it.
 
-    Leaves' ``.grad`` are left as they were: the gradients are in the states.
+    The states are recorded by an observer on the engine (``engine.observe``),
+    so they follow the engine's own order, including one set by ``use_order``.
+    The graph is retained, and leaves' ``.grad`` are left as they were: the
+    gradients are in the states.
     """
-    edges, grads = _seed((loss,), None)  # the same seed as loss.backward(): ones
-    buffers: dict = {}
-    for (node, output_nr), grad in zip(edges, grads):
-        engine._add_to_buffer(buffers, node, output_nr, grad)
-    order = engine.topological_order(list(buffers))
-
-    leaves = [node.variable for node in order if isinstance(node, AccumulateGrad)]
+    leaves = [node.variable for node in engine.topological_order([loss.grad_fn]) if isinstance(node, AccumulateGrad)]
     kept = [leaf._grad for leaf in leaves]
     states, done, leaf_grads = [], [], {}
+
+    def record(node: Node, grads: list, input_grads: tuple) -> None:
+        if isinstance(node, AccumulateGrad):
+            leaf_grads[node] = _array(node.variable._grad)
+        passed = [(child, _array(grad)) for (child, _), grad in zip(node.next_functions, input_grads)]
+        states.append(StepState(len(states), node, frozenset(done), [_array(g) for g in grads],
+                                passed, dict(leaf_grads)))
+        done.append(node)
+
     try:
         for leaf in leaves:
             leaf._grad = None  # so we see this pass's gradient alone, and the old one is untouched
-        with set_grad_enabled(False):
-            for node in order:
-                grads = buffers.pop(node, None)
-                if grads is None:
-                    continue  # no gradient reached this node: the engine skips it too
-                grads = node._call_pre_hooks(grads)
-                input_grads = node(*grads)
-                for (child, output_nr), grad in zip(node.next_functions, input_grads):
-                    if child is not None and grad is not None:
-                        engine._add_to_buffer(buffers, child, output_nr, grad)
-                if isinstance(node, AccumulateGrad):
-                    leaf_grads[node] = _array(node.variable._grad)
-                passed = [(child, _array(grad)) for (child, _), grad in zip(node.next_functions, input_grads)]
-                states.append(StepState(len(states), node, frozenset(done), [_array(g) for g in grads],
-                                        passed, dict(leaf_grads)))
-                done.append(node)
+        with engine.observe(record):
+            loss.backward(retain_graph=True)
     finally:
         for leaf, grad in zip(leaves, kept):
             leaf._grad = grad
