@@ -18,6 +18,7 @@ import numpy as np
 
 import minigrad
 from minigrad.autograd import engine
+from minigrad.course import probe_graphs
 from minigrad.course.checks import Check, Stage, Verdict, close, fmt
 
 
@@ -121,40 +122,6 @@ def judge_recorder_shares(mine: dict, ref: dict) -> Verdict:
 
 
 # -- list_graph: stand-in nodes ------------------------------------------------------------
-class Exploded(BaseException):
-    """Raised when a walk reads far more nodes than the graph has (BaseException,
-    so a learner's ``except Exception`` can't swallow it)."""
-
-
-class Budget:
-    def __init__(self, limit: int) -> None:
-        self.limit, self.spent = limit, 0
-
-    def spend(self) -> None:
-        self.spent += 1
-        if self.spent > self.limit:
-            raise Exploded
-
-
-class ProbeNode:
-    """A stand-in for a graph node: a name and ``next_functions``, nothing else."""
-
-    def __init__(self, name: str, budget: Budget) -> None:
-        self._name, self._budget = name, budget
-        self.edges: tuple = ()
-
-    @property
-    def next_functions(self) -> tuple:
-        self._budget.spend()
-        return self.edges
-
-    def name(self) -> str:
-        return self._name
-
-    def __repr__(self) -> str:
-        return f"<{self._name}>"
-
-
 class ProbeTensor:
     """A stand-in for a tensor: only ``grad_fn``."""
 
@@ -164,12 +131,7 @@ class ProbeTensor:
 
 def build(edges: dict[str, list], budget_factor: int = 50) -> ProbeTensor:
     """A tensor whose graph has the edges ``consumer -> [producer or None]``; the first key is its grad_fn."""
-    names = list(dict.fromkeys([*edges, *(p for ps in edges.values() for p in ps if p is not None)]))
-    budget = Budget(budget_factor * (len(names) + 1) + 100)
-    nodes = {n: ProbeNode(n, budget) for n in names}
-    for consumer, producers in edges.items():
-        nodes[consumer].edges = tuple((None if p is None else nodes[p], 0) for p in producers)
-    return ProbeTensor(nodes[names[0]])
+    return ProbeTensor(probe_graphs.build(edges, budget_factor))
 
 
 def small_graph(rng: np.random.Generator) -> dict[str, list]:
@@ -293,7 +255,7 @@ def probe_graph_diamonds(ns: dict, rng: np.random.Generator) -> dict:
         edges[f"right{i}"] = [f"join{i + 1}"]
     try:
         out = _listed(ns["list_graph"](build(edges, budget_factor=20)))
-    except Exploded:
+    except probe_graphs.Exploded:
         return {"exploded": True}
     return {"exploded": False, "nodes": len(out["nodes"])}
 

@@ -12,51 +12,8 @@ import numpy as np
 
 import minigrad
 from minigrad.autograd import engine
+from minigrad.course import probe_graphs
 from minigrad.course.checks import Check, Stage, Verdict, close, fmt
-
-
-class Exploded(BaseException):
-    """Raised when an order visits far more nodes than the graph has (BaseException,
-    so a learner's ``except Exception`` can't swallow it)."""
-
-
-class Budget:
-    def __init__(self, limit: int) -> None:
-        self.limit, self.spent = limit, 0
-
-    def spend(self) -> None:
-        self.spent += 1
-        if self.spent > self.limit:
-            raise Exploded
-
-
-class ProbeNode:
-    """A stand-in for a graph node: a name and ``next_functions``, nothing else."""
-
-    def __init__(self, name: str, sequence_nr: int, budget: Budget) -> None:
-        self._name, self._sequence_nr, self._budget = name, sequence_nr, budget
-        self.edges: tuple = ()
-
-    @property
-    def next_functions(self) -> tuple:
-        self._budget.spend()
-        return self.edges
-
-    def name(self) -> str:
-        return self._name
-
-    def __repr__(self) -> str:
-        return f"<{self._name}>"
-
-
-def build(edges: dict[str, list[str]], budget_factor: int = 50) -> ProbeNode:
-    """Nodes from ``consumer -> [producers]``; the first key is the root."""
-    names = list(dict.fromkeys([*edges, *(p for ps in edges.values() for p in ps)]))
-    budget = Budget(budget_factor * (len(names) + 1) + 100)
-    nodes = {n: ProbeNode(n, len(names) - i, budget) for i, n in enumerate(names)}
-    for consumer, producers in edges.items():
-        nodes[consumer].edges = tuple((nodes[p], 0) for p in producers)
-    return nodes[names[0]]
 
 
 def small_graph(rng: np.random.Generator) -> dict[str, list[str]]:
@@ -79,7 +36,7 @@ def _names(order) -> list[str]:
 # -- topological_order -----------------------------------------------------------------
 def probe_order(ns: dict, rng: np.random.Generator) -> dict:
     edges = small_graph(rng)
-    order = ns["topological_order"](build(edges))
+    order = ns["topological_order"](probe_graphs.build(edges))
     return {"order": _names(order), "edges": [[c, p] for c, ps in edges.items() for p in ps]}
 
 
@@ -112,7 +69,7 @@ def probe_deep_chain(ns: dict, rng: np.random.Generator) -> dict:
     depth = 10_000
     edges = {f"node{i}": [f"node{i + 1}"] for i in range(depth)}
     try:
-        order = ns["topological_order"](build(edges))
+        order = ns["topological_order"](probe_graphs.build(edges))
     except RecursionError:
         return {"recursion": True}
     return {"recursion": False, "in_order": _names(order) == [f"node{i}" for i in range(depth + 1)]}
@@ -135,8 +92,8 @@ def probe_diamonds(ns: dict, rng: np.random.Generator) -> dict:
         edges[f"left{i}"] = [f"join{i + 1}"]
         edges[f"right{i}"] = [f"join{i + 1}"]
     try:
-        order = ns["topological_order"](build(edges, budget_factor=20))
-    except Exploded:
+        order = ns["topological_order"](probe_graphs.build(edges, budget_factor=20))
+    except probe_graphs.Exploded:
         return {"exploded": True}
     return {"exploded": False, "count": len(order)}
 
