@@ -20,6 +20,15 @@ Subclass it with two static methods and call it through ``apply``::
 node (its class is generated: ``ExpBackward``), which is why calls never share
 state and why error messages name ``ExpBackward``. The older instance-style
 API, where state lived on ``self``, is ``minigrad.autograd.StatefulFunction``.
+
+Where minigrad deliberately differs from PyTorch:
+
+- ``forward`` must return a Tensor or a tuple of Tensors (PyTorch passes other
+  objects through); a NumPy array returned by mistake is a ``TypeError``.
+- ``mark_dirty`` bumps the version counter itself, because writes through
+  NumPy (``x.detach().numpy()[...] = ...``) are invisible to minigrad.
+- A node that receives no gradient at all is skipped, even a custom one.
+- Keyword arguments of ``apply`` pass through to ``forward`` and get no gradient.
 """
 from __future__ import annotations
 
