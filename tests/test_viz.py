@@ -469,3 +469,34 @@ def test_stepper_follows_the_engines_order_even_a_custom_one():
     with engine.use_order(leaves_last_reversed):
         custom = [s.node for s in backward_states(loss)]
     assert custom == leaves_last_reversed([loss.grad_fn]) != default
+
+
+def test_no_arrow_runs_behind_a_box_it_does_not_connect():
+    """h feeds AddBackward0 directly and through ExpBackward0: the direct arrow skips a column."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+    from matplotlib.path import Path
+
+    from minigrad.viz import draw_graph
+
+    a = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    h = a * 3
+    fig = draw_graph((h + h.exp()).sum())
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) >= 4
+    for arrow in arrows:
+        path = arrow.get_transform().transform_path(arrow.get_path())  # to display coordinates
+        ends = [arrow._posA_posB[0], arrow._posA_posB[1]]
+        ends = [ax.transData.transform(p) for p in ends]
+        for box in boxes:
+            outer = box.get_window_extent().padded(3)
+            if any(outer.contains(*p) for p in ends):
+                continue  # one of this arrow's own ends
+            for line in path.to_polygons(closed_only=False):  # drops the CLOSEPOLY placeholder vertices
+                assert not Path(line).intersects_bbox(box.get_window_extent().padded(-2), filled=False), \
+                    "an arrow passes behind a box it does not connect"

@@ -216,9 +216,12 @@ def _draw(nodes, edges, column, names, show_values, highlight, notes):
     ax.axis("off")
 
     for a, b in edges:
+        # An edge that skips a column would run straight behind the boxes in between: bend it.
+        skips = abs(column[b] - column[a]) > 1
         ax.add_patch(FancyArrowPatch(
             (x[a] + size[a][0] / 2, y[a]), (x[b] - size[b][0] / 2, y[b]),
             arrowstyle="-|>", mutation_scale=18, color=style.GREY, linewidth=1.5, zorder=1,
+            connectionstyle=f"arc3,rad={-0.35 if skips else 0}", gid="edge",
         ))
     for node in nodes:
         kind = highlight.get(node) or ("leaf" if isinstance(node, AccumulateGrad) else "function")
