@@ -691,3 +691,32 @@ def test_custom_node_name():
     assert Exp.apply(leaf([1.0])).grad_fn.name() == "ExpBackward"
     assert ScaleBy.apply(leaf([1.0]), 2).grad_fn.name() == "ScaleByBackward"
     assert type(Exp.apply(leaf([1.0])).grad_fn).__name__ == "ExpBackward"
+
+
+def test_setup_context_variant_keeps_forward_pure():
+    """forward(*args) without ctx, and setup_context(ctx, inputs, output) saving what backward needs."""
+    import minigrad
+    from minigrad.autograd import Function, gradcheck
+
+    calls = []
+
+    class Exp(Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            calls.append((len(inputs), output.shape))
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, grad):
+            out, = ctx.saved_tensors
+            return grad * out
+
+    x = minigrad.randn(4, dtype=minigrad.float64, requires_grad=True)
+    y = Exp.apply(x)
+    assert calls == [(1, (4,))]
+    assert y.grad_fn.name() == "ExpBackward"
+    assert gradcheck(Exp.apply, (x,))

@@ -209,6 +209,12 @@ class Function:
     def backward(ctx: FunctionCtx, *grad_outputs) -> Any:
         raise NotImplementedError("subclasses of Function must implement backward(ctx, *grad_outputs)")
 
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """Optional: override it, and ``forward(*args)`` takes no ctx and stays a pure
+        function; this fills ctx from the inputs and the output instead."""
+        raise NotImplementedError
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward without recording, then record one node for the whole call."""
@@ -219,7 +225,11 @@ class Function:
         grad_was_enabled = _GradMode.enabled
         _GradMode.enabled = False  # forward's own operations are not recorded
         try:
-            outputs = cls.forward(ctx, *args, **kwargs)
+            if cls.setup_context is Function.setup_context:
+                outputs = cls.forward(ctx, *args, **kwargs)
+            else:
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
         finally:
             _GradMode.enabled = grad_was_enabled
         record = grad_was_enabled and any(ctx.needs_input_grad)
