@@ -1,0 +1,743 @@
+"""End-to-end benchmark: minigrad side by side with hand-written NumPy and PyTorch CPU.
+
+    python bench/bench_suite.py                   # full sizes, ~15 interleaved repetitions
+    python bench/bench_suite.py --quick           # tiny sizes, 1-2 repetitions: a smoke test (< 30 s)
+    python bench/bench_suite.py --json out.json   # also write every measurement as JSON
+    python bench/bench_suite.py --only mlp,cnn    # a subset of: overhead, mlp, cnn, startup, deep
+
+Workloads (in this order):
+
+1. overhead: a custom Function ``y = 2x`` (save_for_backward), forward+backward
+   on a 1-element tensor, and ``(x*y+z).sum().backward()`` on 1-element tensors.
+   Microseconds per iteration; minigrad vs torch (no NumPy column).
+2. mlp: 64-128-128-10, ReLU, softmax cross-entropy, plain SGD on the digits:
+   ms per step (zero_grad, forward, loss, backward, step) at batch 64 and at
+   full batch (1797); then test accuracy of minigrad after a short training.
+3. cnn: 1x8x8 digits, conv3x3(8) ReLU conv3x3(16) ReLU linear(10), batch 64:
+   ms per step. NumPy column: im2col (sliding_window_view + matmul) with a
+   hand-written backward.
+4. startup: a fresh Python process, from ``import minigrad`` to the first
+   completed ``backward()`` of the MLP, with the Numba cache warm and empty.
+5. deep: backward through a 100,000-op chain and through a fan-out graph (one
+   tensor used 10,000 times): time per node, and peak traced memory
+   (tracemalloc) for minigrad; torch time too.
+
+Method (as in bench_kernels.py): every implementation starts from the same
+weights and sees the same batches. Before timing, one step of each is compared
+(loss and every gradient); if they disagree the workload is aborted with a
+message and the run carries on with the next one. Each implementation is run
+for warm-up, then the repetitions are interleaved (minigrad, numpy, torch,
+minigrad, ...) so that drifts hit all alike. We report the median, min and max,
+and the ratio minigrad/other computed per repetition and summarised by the
+median (< 1: minigrad is faster).
+
+The thread environment is left as it is and recorded (OPENBLAS_NUM_THREADS,
+OMP_NUM_THREADS, MKL_NUM_THREADS, the BLAS pools threadpoolctl sees, torch's
+and numba's thread counts).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout, no install needed
+
+import minigrad  # noqa: E402
+import minigrad.nn as mnn  # noqa: E402
+import minigrad.nn.functional as MF  # noqa: E402
+
+try:
+    import torch
+    import torch.nn.functional as TF
+except Exception:  # not installed, or broken: the torch column stays empty
+    torch = None
+
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
+               "NUMBA_CACHE_DIR")
+
+
+class Disagree(RuntimeError):
+    """The frameworks do not compute the same thing: timing them would be meaningless."""
+
+
+# ---------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------
+
+def run_timed(fn, inner: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - t0) / inner
+
+
+def measure(impls: dict, reps: int, inner: int, warmup: int = 2) -> dict:
+    """Warm up, then time the callables interleaved; seconds per call."""
+    for _ in range(warmup):
+        for fn in impls.values():
+            run_timed(fn, inner)
+    times = {name: [] for name in impls}
+    for _ in range(reps):
+        for name, fn in impls.items():
+            times[name].append(run_timed(fn, inner))
+    out = {name: dict(median=statistics.median(t), min=min(t), max=max(t), reps=len(t), inner=inner)
+           for name, t in times.items()}
+    for other in impls:
+        if other != "minigrad" and "minigrad" in impls:
+            out[f"minigrad/{other}"] = statistics.median(m / o for m, o in zip(times["minigrad"], times[other]))
+    return out
+
+
+def check_close(name: str, got: dict, want: dict, rtol: float, atol: float) -> float:
+    """Compare named arrays; raise Disagree with the worst offender. Returns the max abs difference."""
+    worst = 0.0
+    for key, ref in want.items():
+        a, b = np.asarray(got[key], dtype=np.float64), np.asarray(ref, dtype=np.float64)
+        if a.shape != b.shape:
+            raise Disagree(f"{name}: {key} has shape {a.shape}, expected {b.shape}")
+        diff = float(np.max(np.abs(a - b))) if a.size else 0.0
+        worst = max(worst, diff)
+        if not np.allclose(a, b, rtol=rtol, atol=atol):
+            raise Disagree(f"{name}: {key} differs by up to {diff:.3g} (rtol {rtol}, atol {atol})")
+    return worst
+
+
+def fmt_time(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return f"{t * 1e6:.1f}us" if t < 1e-3 else f"{t * 1e3:.2f}ms" if t < 1 else f"{t:.2f}s"
+
+
+def spread(s: dict | None) -> str:
+    if not s:
+        return "-"
+    return f"{fmt_time(s['median'])} [{fmt_time(s['min'])}-{fmt_time(s['max'])}]"
+
+
+def ratio(stats: dict, other: str) -> str:
+    r = stats.get(f"minigrad/{other}")
+    return "-" if r is None else f"{r:.2f}x"
+
+
+HEADER = (f"{'case':<34} {'minigrad median [min-max]':<30} {'numpy median [min-max]':<30} "
+          f"{'torch median [min-max]':<30} {'mg/np':>6} {'mg/torch':>8}")
+
+
+def print_row(case: str, stats: dict) -> None:
+    print(f"{case:<34} {spread(stats.get('minigrad')):<30} {spread(stats.get('numpy')):<30} "
+          f"{spread(stats.get('torch')):<30} {ratio(stats, 'numpy'):>6} {ratio(stats, 'torch'):>8}", flush=True)
+
+
+# ---------------------------------------------------------------------------
+# 1. Op overhead
+# ---------------------------------------------------------------------------
+
+class MgDouble(minigrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 2.0
+
+
+if torch is not None:
+    class TorchDouble(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output * 2.0
+
+
+def workload_overhead(cfg) -> dict:
+    results = {}
+    # custom Function
+    mx = minigrad.tensor([1.5], requires_grad=True)
+    mg_ones = minigrad.ones(1)
+
+    def mg_fn():
+        mx.grad = None
+        MgDouble.apply(mx).backward(mg_ones)
+
+    impls = {"minigrad": mg_fn}
+    mg_fn()
+    got = {"y": MgDouble.apply(mx).detach().numpy(), "grad": mx.grad.numpy()}
+    check_close("custom Function vs y=2x", got, {"y": [3.0], "grad": [2.0]}, 1e-6, 1e-6)
+    if torch is not None:
+        tx = torch.tensor([1.5], requires_grad=True)
+        t_ones = torch.ones(1)
+
+        def t_fn():
+            tx.grad = None
+            TorchDouble.apply(tx).backward(t_ones)
+
+        t_fn()
+        check_close("custom Function, minigrad vs torch", got,
+                    {"y": TorchDouble.apply(tx).detach().numpy(), "grad": tx.grad.numpy()}, 1e-6, 1e-6)
+        impls["torch"] = t_fn
+    results["custom_function"] = measure(impls, cfg.reps, cfg.inner_us)
+    print_row("custom Function y=2x fwd+bwd", results["custom_function"])
+
+    # (x*y+z).sum().backward()
+    vals = (1.5, -2.0, 0.5)
+    mt = [minigrad.tensor([v], requires_grad=True) for v in vals]
+
+    def mg_chain():
+        for t in mt:
+            t.grad = None
+        (mt[0] * mt[1] + mt[2]).sum().backward()
+
+    mg_chain()
+    got = {f"g{i}": t.grad.numpy() for i, t in enumerate(mt)}
+    check_close("x*y+z vs analytic", got, {"g0": [-2.0], "g1": [1.5], "g2": [1.0]}, 1e-6, 1e-6)
+    impls = {"minigrad": mg_chain}
+    if torch is not None:
+        tt = [torch.tensor([v], requires_grad=True) for v in vals]
+
+        def t_chain():
+            for t in tt:
+                t.grad = None
+            (tt[0] * tt[1] + tt[2]).sum().backward()
+
+        t_chain()
+        check_close("x*y+z, minigrad vs torch", got, {f"g{i}": t.grad.numpy() for i, t in enumerate(tt)},
+                    1e-6, 1e-6)
+        impls["torch"] = t_chain
+    results["mul_add_sum"] = measure(impls, cfg.reps, cfg.inner_us)
+    print_row("(x*y+z).sum().backward()", results["mul_add_sum"])
+    return dict(unit="seconds per iteration (forward+backward)", cases=results)
+
+
+# ---------------------------------------------------------------------------
+# Shared model code: one set of NumPy weights, three frameworks
+# ---------------------------------------------------------------------------
+
+def kaiming_uniform(rng, shape, fan_in):
+    bound = 1.0 / np.sqrt(fan_in)
+    return rng.uniform(-bound, bound, shape).astype(np.float32)
+
+
+def load_into(module_params, arrays, mg: bool):
+    """Copy NumPy arrays into a model's parameters, in named_parameters order."""
+    for p, a in zip(module_params, arrays):
+        if mg:
+            with minigrad.no_grad():
+                p.copy_(minigrad.from_numpy(a.copy()))
+        else:
+            with torch.no_grad():
+                p.copy_(torch.from_numpy(a.copy()))
+
+
+def softmax_xent(logits, y):
+    """Mean softmax cross-entropy and its gradient with respect to the logits."""
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    p = e / e.sum(axis=1, keepdims=True)
+    n = logits.shape[0]
+    loss = -np.mean(np.log(p[np.arange(n), y]))
+    g = p
+    g[np.arange(n), y] -= 1.0
+    g /= np.float32(n)
+    return float(loss), g
+
+
+class NumpyMLP:
+    def __init__(self, params):  # W1, b1, W2, b2, W3, b3 as in torch (out, in)
+        self.params = [p.copy() for p in params]
+
+    def loss_and_grads(self, x, y):
+        W1, b1, W2, b2, W3, b3 = self.params
+        a1 = x @ W1.T + b1
+        h1 = np.maximum(a1, 0)
+        a2 = h1 @ W2.T + b2
+        h2 = np.maximum(a2, 0)
+        out = h2 @ W3.T + b3
+        loss, g = softmax_xent(out, y)
+        gW3, gb3 = g.T @ h2, g.sum(0)
+        g = (g @ W3) * (a2 > 0)
+        gW2, gb2 = g.T @ h1, g.sum(0)
+        g = (g @ W2) * (a1 > 0)
+        gW1, gb1 = g.T @ x, g.sum(0)
+        return loss, [gW1, gb1, gW2, gb2, gW3, gb3]
+
+    def step(self, x, y, lr):
+        loss, grads = self.loss_and_grads(x, y)
+        for p, g in zip(self.params, grads):
+            p -= np.float32(lr) * g
+        return loss
+
+
+def conv_fwd(x, w, b):
+    """Valid 3x3 convolution by im2col: (N,C,H,W) * (O,C,3,3) -> (N,O,H-2,W-2), plus the columns."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    win = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))  # N,C,Ho,Wo,kh,kw
+    ho, wo = win.shape[2], win.shape[3]
+    cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(n * ho * wo, c * kh * kw)
+    out = cols @ w.reshape(o, -1).T + b  # (N*Ho*Wo, O)
+    return out.reshape(n, ho, wo, o).transpose(0, 3, 1, 2), cols
+
+
+def conv_bwd(gy, x_shape, cols, w):
+    n, c, h, wd = x_shape
+    o, _, kh, kw = w.shape
+    ho, wo = gy.shape[2], gy.shape[3]
+    g2 = gy.transpose(0, 2, 3, 1).reshape(n * ho * wo, o)
+    gw = (g2.T @ cols).reshape(w.shape)
+    gb = g2.sum(0)
+    gcols = (g2 @ w.reshape(o, -1)).reshape(n, ho, wo, c, kh, kw)
+    gx = np.zeros(x_shape, dtype=gy.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            gx[:, :, i:i + ho, j:j + wo] += gcols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
+    return gx, gw, gb
+
+
+class NumpyCNN:
+    def __init__(self, params):  # Wc1, bc1, Wc2, bc2, W, b
+        self.params = [p.copy() for p in params]
+
+    def loss_and_grads(self, x, y):
+        Wc1, bc1, Wc2, bc2, W, b = self.params
+        a1, cols1 = conv_fwd(x, Wc1, bc1)
+        h1 = np.maximum(a1, 0)
+        a2, cols2 = conv_fwd(h1, Wc2, bc2)
+        h2 = np.maximum(a2, 0)
+        flat = h2.reshape(h2.shape[0], -1)
+        out = flat @ W.T + b
+        loss, g = softmax_xent(out, y)
+        gW, gb = g.T @ flat, g.sum(0)
+        g = (g @ W).reshape(h2.shape) * (a2 > 0)
+        gh1, gWc2, gbc2 = conv_bwd(g, h1.shape, cols2, Wc2)
+        g = gh1 * (a1 > 0)
+        _, gWc1, gbc1 = conv_bwd(g, x.shape, cols1, Wc1)
+        return loss, [gWc1, gbc1, gWc2, gbc2, gW, gb]
+
+    step = NumpyMLP.step
+
+
+def make_step_fns(name, mg_model, np_model, t_model, batches_np, lr):
+    """One training step per call for each framework, cycling through the same batches."""
+    mg_batches = [(minigrad.from_numpy(x.copy()), minigrad.from_numpy(y.copy())) for x, y in batches_np]
+    mg_opt = minigrad.optim.SGD(mg_model.parameters(), lr=lr)
+    state = {"mg": 0, "np": 0, "t": 0}
+
+    def mg_step():
+        x, y = mg_batches[state["mg"] % len(mg_batches)]
+        state["mg"] += 1
+        mg_opt.zero_grad()
+        MF.cross_entropy(mg_model(x), y).backward()
+        mg_opt.step()
+
+    def np_step():
+        x, y = batches_np[state["np"] % len(batches_np)]
+        state["np"] += 1
+        np_model.step(x, y, lr)
+
+    impls = {"minigrad": mg_step, "numpy": np_step}
+    if t_model is not None:
+        t_batches = [(torch.from_numpy(x.copy()), torch.from_numpy(y.copy())) for x, y in batches_np]
+        t_opt = torch.optim.SGD(t_model.parameters(), lr=lr)
+
+        def t_step():
+            x, y = t_batches[state["t"] % len(t_batches)]
+            state["t"] += 1
+            t_opt.zero_grad()
+            TF.cross_entropy(t_model(x), y).backward()
+            t_opt.step()
+
+        impls["torch"] = t_step
+    return impls
+
+
+def check_one_step(name, mg_model, np_model, t_model, x, y, rtol=2e-4, atol=2e-5):
+    """Loss and every gradient of one step, from the same weights and batch, must agree."""
+    mg_model.zero_grad()
+    loss = MF.cross_entropy(mg_model(minigrad.from_numpy(x.copy())), minigrad.from_numpy(y.copy()))
+    loss.backward()
+    got = {"loss": loss.item()}
+    got.update({f"grad {n}": p.grad.numpy().copy() for n, p in mg_model.named_parameters()})
+    names = [n for n, _ in mg_model.named_parameters()]
+    np_loss, np_grads = np_model.loss_and_grads(x, y)
+    want = {"loss": np_loss, **{f"grad {n}": g for n, g in zip(names, np_grads)}}
+    diff = {"numpy": check_close(f"{name}: minigrad vs numpy", got, want, rtol, atol)}
+    if t_model is not None:
+        t_model.zero_grad()
+        tl = TF.cross_entropy(t_model(torch.from_numpy(x.copy())), torch.from_numpy(y.copy()))
+        tl.backward()
+        want = {"loss": tl.item(), **{f"grad {n}": p.grad.numpy() for n, p in zip(names, t_model.parameters())}}
+        diff["torch"] = check_close(f"{name}: minigrad vs torch", got, want, rtol, atol)
+    mg_model.zero_grad()
+    return diff
+
+
+# ---------------------------------------------------------------------------
+# 2. MLP
+# ---------------------------------------------------------------------------
+
+MLP_SIZES = (64, 128, 128, 10)
+
+
+def mlp_weights(seed=0):
+    rng = np.random.default_rng(seed)
+    ws = []
+    for fan_in, fan_out in zip(MLP_SIZES[:-1], MLP_SIZES[1:]):
+        ws += [kaiming_uniform(rng, (fan_out, fan_in), fan_in), kaiming_uniform(rng, (fan_out,), fan_in)]
+    return ws
+
+
+def build_mlp(lib):
+    a, b, c, d = MLP_SIZES
+    return lib.Sequential(lib.Linear(a, b), lib.ReLU(), lib.Linear(b, c), lib.ReLU(), lib.Linear(c, d))
+
+
+def workload_mlp(cfg) -> dict:
+    X, Y = minigrad.data.load_digits()
+    X, Y = np.ascontiguousarray(X, np.float32), Y.astype(np.int64)
+    rng = np.random.default_rng(1)
+    weights = mlp_weights()
+    results = {}
+    for label, bs in (("batch 64", 64), ("full batch", len(X))):
+        bs = min(bs, cfg.full_batch) if label == "full batch" else bs
+        batches = []
+        for _ in range(4):
+            idx = rng.permutation(len(X))[:bs]
+            batches.append((X[idx], Y[idx]))
+        mg_model = build_mlp(mnn)
+        load_into(mg_model.parameters(), weights, mg=True)
+        np_model = NumpyMLP(weights)
+        t_model = None
+        if torch is not None:
+            t_model = build_mlp(torch.nn)
+            load_into(t_model.parameters(), weights, mg=False)
+        diff = check_one_step(f"MLP {label}", mg_model, np_model, t_model, *batches[0])
+        impls = make_step_fns(label, mg_model, np_model, t_model, batches, lr=0.1)
+        stats = measure(impls, cfg.reps, cfg.inner_step)
+        stats["batch"] = bs
+        stats["max_abs_diff"] = diff
+        results[label] = stats
+        print_row(f"MLP step, {label} ({bs})", stats)
+
+    # accuracy after a short training (minigrad only)
+    Xtr, Xte, ytr, yte = minigrad.data.train_test_split(X, Y, test_size=0.25, seed=0)
+    model = build_mlp(mnn)
+    load_into(model.parameters(), weights, mg=True)
+    opt = minigrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    t0 = time.perf_counter()
+    order_rng = np.random.default_rng(2)
+    for _ in range(cfg.epochs):
+        for idx in np.array_split(order_rng.permutation(len(Xtr)), max(1, len(Xtr) // 64)):
+            opt.zero_grad()
+            MF.cross_entropy(model(minigrad.from_numpy(Xtr[idx])), minigrad.from_numpy(np.asarray(ytr)[idx])).backward()
+            opt.step()
+    train_time = time.perf_counter() - t0
+    with minigrad.no_grad():
+        pred = model(minigrad.from_numpy(np.ascontiguousarray(Xte))).numpy().argmax(1)
+    acc = float((pred == np.asarray(yte)).mean())
+    print(f"{'MLP accuracy (minigrad)':<34} {acc:.1%} on {len(Xte)} held-out digits after {cfg.epochs} epochs "
+          f"(batch 64, SGD lr 0.1 momentum 0.9, {train_time:.2f}s)", flush=True)
+    return dict(unit="seconds per training step", cases=results,
+                accuracy=dict(test_accuracy=acc, epochs=cfg.epochs, n_test=len(Xte), train_seconds=train_time))
+
+
+# ---------------------------------------------------------------------------
+# 3. CNN
+# ---------------------------------------------------------------------------
+
+def cnn_weights(seed=0):
+    rng = np.random.default_rng(seed)
+    return [kaiming_uniform(rng, (8, 1, 3, 3), 9), kaiming_uniform(rng, (8,), 9),
+            kaiming_uniform(rng, (16, 8, 3, 3), 72), kaiming_uniform(rng, (16,), 72),
+            kaiming_uniform(rng, (10, 256), 256), kaiming_uniform(rng, (10,), 256)]
+
+
+def build_cnn(lib):
+    return lib.Sequential(lib.Conv2d(1, 8, 3), lib.ReLU(), lib.Conv2d(8, 16, 3), lib.ReLU(), lib.Flatten(),
+                          lib.Linear(256, 10))
+
+
+def workload_cnn(cfg) -> dict:
+    X, Y = minigrad.data.load_digits(return_images=True)
+    X, Y = np.ascontiguousarray(X, np.float32), Y.astype(np.int64)
+    rng = np.random.default_rng(3)
+    batches = [(X[idx], Y[idx]) for idx in (rng.permutation(len(X))[:64] for _ in range(4))]
+    weights = cnn_weights()
+    mg_model = build_cnn(mnn)
+    load_into(mg_model.parameters(), weights, mg=True)
+    np_model = NumpyCNN(weights)
+    t_model = None
+    if torch is not None:
+        t_model = build_cnn(torch.nn)
+        load_into(t_model.parameters(), weights, mg=False)
+    diff = check_one_step("CNN batch 64", mg_model, np_model, t_model, *batches[0])
+    impls = make_step_fns("cnn", mg_model, np_model, t_model, batches, lr=0.05)
+    stats = measure(impls, cfg.reps, cfg.inner_step)
+    stats["batch"] = 64
+    stats["max_abs_diff"] = diff
+    print_row("CNN step, batch 64", stats)
+    return dict(unit="seconds per training step", cases={"batch 64": stats})
+
+
+# ---------------------------------------------------------------------------
+# 4. Start-up
+# ---------------------------------------------------------------------------
+
+STARTUP_SCRIPT = textwrap.dedent("""
+    import time, sys, json
+    t0 = time.perf_counter()
+    sys.path.insert(0, {root!r})
+    import minigrad
+    import minigrad.nn as nn
+    import minigrad.nn.functional as F
+    t_import = time.perf_counter() - t0
+    X, y = minigrad.data.load_digits()
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+    loss = F.cross_entropy(model(minigrad.from_numpy(X[:64])), minigrad.from_numpy(y[:64]))
+    loss.backward()
+    assert model[0].weight.grad is not None
+    print(json.dumps(dict(import_s=t_import, to_first_backward_s=time.perf_counter() - t0)))
+""")
+
+
+def run_startup(cache_dir: str) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", STARTUP_SCRIPT.format(root=str(ROOT))], env=env,
+                          capture_output=True, text=True, timeout=600)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"start-up process failed:\n{proc.stderr[-2000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_wall_s"] = wall
+    return out
+
+
+def workload_startup(cfg) -> dict:
+    res = {}
+    with tempfile.TemporaryDirectory(prefix="minigrad-bench-numba-") as tmp:
+        warm_dir = os.path.join(tmp, "warm")
+        run_startup(warm_dir)  # fills the cache
+        runs = [run_startup(warm_dir) for _ in range(cfg.startup_reps)]
+        res["warm"] = dict(runs=runs, median_to_first_backward_s=statistics.median(r["to_first_backward_s"] for r in runs),
+                           median_process_wall_s=statistics.median(r["process_wall_s"] for r in runs))
+        if cfg.cold_startup:
+            runs = [run_startup(os.path.join(tmp, f"cold{i}")) for i in range(cfg.startup_reps)]
+            res["cold"] = dict(runs=runs,
+                               median_to_first_backward_s=statistics.median(r["to_first_backward_s"] for r in runs),
+                               median_process_wall_s=statistics.median(r["process_wall_s"] for r in runs))
+        else:
+            res["cold"] = dict(skipped="--quick: a cold Numba cache compiles for several seconds")
+    for k in ("warm", "cold"):
+        r = res[k]
+        if "skipped" in r:
+            print(f"{'start-up, Numba cache ' + k:<34} skipped ({r['skipped']})")
+        else:
+            print(f"{'start-up, Numba cache ' + k:<34} import -> first backward {r['median_to_first_backward_s']:.2f}s"
+                  f" (whole process {r['median_process_wall_s']:.2f}s, median of {len(r['runs'])})", flush=True)
+    res["note"] = ("NUMBA_CACHE_DIR points at a temp dir: 'warm' is the run after one that filled it, "
+                   "'cold' is a new empty dir, so every kernel compiles")
+    return res
+
+
+# ---------------------------------------------------------------------------
+# 5. Deep graphs
+# ---------------------------------------------------------------------------
+
+def build_chain(lib, n, x):
+    y = x
+    for _ in range(n):
+        y = y * 1.0001
+    return y.sum()
+
+
+def build_fanout(lib, n, x):
+    return lib.stack([x * 2.0 for _ in range(n)]).sum()
+
+
+def deep_case(name, build, n, cfg) -> dict:
+    x0 = np.array([1.0], dtype=np.float32)
+    res = {"nodes": n}
+    # correctness: minigrad vs torch (or analytic)
+    mx = minigrad.from_numpy(x0.copy()).requires_grad_()
+    build(minigrad, n, mx).backward()
+    expect = {"chain": 1.0001 ** n, "fanout": 2.0 * n}[name]
+    want = {"grad": [expect]}
+    if torch is not None:
+        tx = torch.from_numpy(x0.copy()).requires_grad_()
+        build(torch, n, tx).backward()
+        want = {"grad": tx.grad.numpy()}
+    check_close(f"{name} graph", {"grad": mx.grad.numpy()}, want, 1e-3, 1e-6)
+
+    libs = {"minigrad": minigrad}
+    if torch is not None:
+        libs["torch"] = torch
+    times = {k: {"build": [], "backward": []} for k in libs}
+    for rep in range(cfg.deep_reps + 1):  # the first round is warm-up
+        for k, lib in libs.items():
+            x = lib.from_numpy(x0.copy()).requires_grad_()
+            t0 = time.perf_counter()
+            out = build(lib, n, x)
+            t1 = time.perf_counter()
+            out.backward()
+            t2 = time.perf_counter()
+            del out
+            if rep:
+                times[k]["build"].append(t1 - t0)
+                times[k]["backward"].append(t2 - t1)
+    for k in libs:
+        for phase in ("build", "backward"):
+            t = times[k][phase]
+            res[f"{k} {phase}"] = dict(median=statistics.median(t), min=min(t), max=max(t), reps=len(t),
+                                       per_node=statistics.median(t) / n)
+    if torch is not None:
+        for phase in ("build", "backward"):
+            res[f"minigrad/torch {phase}"] = statistics.median(
+                m / t for m, t in zip(times["minigrad"][phase], times["torch"][phase]))
+    # peak traced memory for minigrad (separate run: tracemalloc slows everything down)
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    x = minigrad.from_numpy(x0.copy()).requires_grad_()
+    out = build(minigrad, n, x)
+    _, peak_graph = tracemalloc.get_traced_memory()
+    out.backward()
+    _, peak_total = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del out
+    res["minigrad peak_traced_bytes"] = peak_total
+    res["minigrad peak_traced_bytes_after_build"] = peak_graph
+    res["minigrad bytes_per_node"] = peak_total / n
+    return res
+
+
+def workload_deep(cfg) -> dict:
+    out = {}
+    for name, build, n in (("chain", build_chain, cfg.chain_n), ("fanout", build_fanout, cfg.fanout_n)):
+        r = deep_case(name, build, n, cfg)
+        out[name] = r
+        label = f"{n:,}-op chain" if name == "chain" else f"fan-out, x used {n:,} times"
+        for phase in ("build", "backward"):
+            tt = r.get(f"torch {phase}")
+            ratio_s = f"{r[f'minigrad/torch {phase}']:.2f}x" if tt else "-"
+            print(f"{label + ' ' + phase:<34} minigrad {fmt_time(r[f'minigrad {phase}']['median'])} "
+                  f"({r[f'minigrad {phase}']['per_node'] * 1e6:.2f}us/node)  torch "
+                  f"{fmt_time(tt['median']) if tt else '-'} ({tt['per_node'] * 1e6:.2f}us/node)  mg/torch {ratio_s}"
+                  if tt else f"{label + ' ' + phase:<34} minigrad {fmt_time(r[f'minigrad {phase}']['median'])}",
+                  flush=True)
+        print(f"{label + ' peak memory':<34} minigrad {r['minigrad peak_traced_bytes'] / 2**20:.1f} MiB traced "
+              f"({r['minigrad bytes_per_node']:.0f} B/node)", flush=True)
+    return dict(unit="seconds (build = forward graph construction; backward = .backward())", cases=out)
+
+
+# ---------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------
+
+WORKLOADS = {"overhead": workload_overhead, "mlp": workload_mlp, "cnn": workload_cnn,
+             "startup": workload_startup, "deep": workload_deep}
+
+
+def thread_settings() -> dict:
+    info = {"env": {k: os.environ.get(k) for k in THREAD_VARS}}
+    try:
+        import numba
+        info["numba_threads"] = numba.get_num_threads()
+    except Exception:
+        pass
+    if torch is not None:
+        info["torch_threads"] = torch.get_num_threads()
+        info["torch_interop_threads"] = torch.get_num_interop_threads()
+    try:
+        from threadpoolctl import threadpool_info
+        info["threadpools"] = [{k: p.get(k) for k in ("user_api", "internal_api", "num_threads", "prefix",
+                                                      "version", "filepath")} for p in threadpool_info()]
+    except Exception as e:  # threadpoolctl absent
+        info["threadpools"] = f"unavailable ({type(e).__name__})"
+    return info
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and 1-2 repetitions (smoke test)")
+    parser.add_argument("--json", metavar="PATH", help="write all measurements to PATH as JSON")
+    parser.add_argument("--only", metavar="NAMES", help=f"comma-separated subset of {','.join(WORKLOADS)}")
+    args = parser.parse_args(argv)
+    only = args.only.split(",") if args.only else list(WORKLOADS)
+    if args.quick:
+        cfg = argparse.Namespace(reps=2, inner_us=200, inner_step=2, full_batch=256, epochs=1, startup_reps=1,
+                                 cold_startup=False, chain_n=1000, fanout_n=100, deep_reps=1)
+    else:
+        cfg = argparse.Namespace(reps=15, inner_us=2000, inner_step=10, full_batch=10**9, epochs=15,
+                                 startup_reps=3, cold_startup=True, chain_n=100_000, fanout_n=10_000, deep_reps=3)
+
+    import numba
+    threads = thread_settings()
+    meta = dict(
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        command=" ".join([Path(sys.executable).name, *sys.argv]) if argv is None else f"main({argv})",
+        platform=platform.platform(), processor=platform.processor() or platform.machine(),
+        cpu_count=os.cpu_count(), python=platform.python_version(), numpy=np.__version__,
+        numba=numba.__version__, torch=torch.__version__ if torch is not None else None,
+        minigrad=minigrad.__version__, quick=args.quick, config=vars(cfg), threads=threads,
+    )
+    cpu_model = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    meta["cpu_model"] = cpu_model
+    print(f"date {meta['date']}  command: {meta['command']}")
+    print(f"machine: {meta['platform']}, {cpu_model or meta['processor']}, {meta['cpu_count']} cores")
+    print(f"python {meta['python']}, numpy {meta['numpy']}, numba {meta['numba']}, "
+          f"torch {meta['torch'] or 'not installed (torch column skipped)'}")
+    pools = threads["threadpools"]
+    pools_s = ", ".join(f"{p['internal_api']} {p['num_threads']}" for p in pools) if isinstance(pools, list) else pools
+    print(f"threads (environment left as is): env {threads['env']}, BLAS/OpenMP pools: {pools_s}, "
+          f"torch {threads.get('torch_threads')}, numba {threads.get('numba_threads')}")
+    print(f"ratios are minigrad/other, per repetition, median (< 1: minigrad faster)\n\n{HEADER}", flush=True)
+
+    results, status = {}, 0
+    for name in only:
+        print(f"-- {name} --", flush=True)
+        t0 = time.perf_counter()
+        try:
+            results[name] = WORKLOADS[name](cfg)
+        except Disagree as e:
+            print(f"ABORTED {name}: frameworks disagree before timing: {e}", flush=True)
+            results[name] = dict(aborted=str(e))
+            status = 1
+        results[name]["workload_seconds"] = time.perf_counter() - t0
+
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(dict(meta=meta, workloads=results), indent=1, default=str))
+        print(f"\nwrote {args.json}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
