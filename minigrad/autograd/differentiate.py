@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from minigrad.autograd.engine import run_backward
 
 
@@ -26,21 +28,21 @@ def _seed(outputs: tuple, grad_outputs) -> tuple[list, list]:
         )
     edges, grads = [], []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if not out.requires_grad:
+        if not out._requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn. "
                 "Did you create it under no_grad(), detach it, or forget requires_grad=True on its inputs?"
             )
         if g is None:
-            if out.numel() != 1:
+            if out._data.size != 1:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs, but output {i} has shape "
                     f"{list(out.shape)}: call .sum() first, or pass gradient= a tensor of that shape"
                 )
-            g = Tensor._ones(out.shape, out.dtype)
+            g = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient for output {i} must be a Tensor, got {type(g).__name__}")
-        elif g.shape != out.shape:
+        elif g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of {out.shape}."
             )

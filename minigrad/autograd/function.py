@@ -36,10 +36,11 @@ import functools
 import warnings
 from typing import Any
 
-from minigrad.autograd.graph import Node, SavedTensor
 import numpy as np
 
+import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
 from minigrad.autograd.grad_mode import _GradMode, is_grad_enabled, no_grad
+from minigrad.autograd.graph import Node, SavedTensor
 
 
 class FunctionCtx(Node):
@@ -61,10 +62,8 @@ class FunctionCtx(Node):
         Saved tensors are checked for in-place changes when read: the gradient
         would silently be wrong if a value it needs changed in between.
         """
-        from minigrad.tensor import Tensor
-
         for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, Tensor):
+            if t is not None and not isinstance(t, _tensor.Tensor):
                 raise TypeError(
                     f"save_for_backward can only save variables, but argument {i} is of type "
                     f"{type(t).__name__}. Store non-tensor values as attributes: ctx.name = value"
@@ -77,10 +76,8 @@ class FunctionCtx(Node):
 
     def mark_non_differentiable(self, *tensors) -> None:
         """Declare outputs that have no gradient, such as argmax indices."""
-        from minigrad.tensor import Tensor
-
         for t in tensors:
-            if not isinstance(t, Tensor):
+            if not isinstance(t, _tensor.Tensor):
                 raise TypeError(f"mark_non_differentiable only accepts variable arguments, but got {type(t).__name__}")
         self._non_differentiable = tensors
 
@@ -103,7 +100,7 @@ class FunctionCtx(Node):
             )
         if self._saved is None:  # still inside forward
             return self._to_save
-        return tuple(None if s is None else s.unpack(self) for s in self._saved)
+        return tuple([None if s is None else s.unpack(self) for s in self._saved])
 
     def name(self) -> str:
         return type(self).__name__
@@ -116,58 +113,58 @@ class FunctionCtx(Node):
     # -- what the engine calls ---------------------------------------------------
     def _run_backward(self, grad_outputs: list) -> tuple:
         """Call the user's backward and check what it returned."""
-        if self._materialize_grads and any(g is None for g in grad_outputs):
-            from minigrad.tensor import Tensor
-
+        if self._materialize_grads and (len(grad_outputs) != 1 or grad_outputs[0] is None):
             grad_outputs = [
-                Tensor._wrap(np.zeros(shape, dtype)) if g is None else g
+                _tensor.Tensor._wrap(np.zeros(shape, dtype)) if g is None else g
                 for g, (shape, dtype) in zip(grad_outputs, self._output_meta)
             ]
         grads = self._forward_cls.backward(self, *grad_outputs)
-        return self._validate_grads(grads)
+        return self._validate_grads(grads if type(grads) is tuple else (grads,))
 
-    def _validate_grads(self, grads) -> tuple:
-        from minigrad.tensor import Tensor
-
-        name = self.name()
-        if not isinstance(grads, tuple):
-            grads = (grads,)
+    def _validate_grads(self, grads: tuple) -> tuple:
+        """One gradient per input, each a Tensor of the input's shape and dtype (or None)."""
         n_inputs = len(self._input_meta)
-        if len(grads) > n_inputs and all(g is None for g in grads[n_inputs:]):
-            grads = grads[:n_inputs]
         if len(grads) != n_inputs:
-            raise RuntimeError(
-                f"function {name} returned an incorrect number of gradients (expected {n_inputs}, "
-                f"got {len(grads)}): backward must return one gradient per forward input, "
-                "with None for inputs that are not tensors or need no gradient"
-            )
+            if len(grads) > n_inputs and all(g is None for g in grads[n_inputs:]):
+                grads = grads[:n_inputs]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients (expected {n_inputs}, "
+                    f"got {len(grads)}): backward must return one gradient per forward input, "
+                    "with None for inputs that are not tensors or need no gradient"
+                )
         checked = []
         for i, (g, meta, needed) in enumerate(zip(grads, self._input_meta, self.needs_input_grad)):
-            if g is None:
-                checked.append(None)
-                continue
-            if meta is None:
-                raise RuntimeError(
-                    f"function {name} returned a gradient different than None at position {i + 1}, "
-                    "but the corresponding forward input was not a Variable"
-                )
-            if not isinstance(g, Tensor):
-                hint = " (wrap NumPy results with minigrad.tensor(...))" if hasattr(g, "__array__") else ""
-                raise TypeError(f"function {name} returned {type(g).__name__} at position {i + 1}: expected Tensor or None{hint}")
-            shape, dtype = meta
-            if g._data.shape != shape:
-                if not _is_expandable_to(shape, g._data.shape):
-                    raise RuntimeError(
-                        f"Function {name} returned an invalid gradient at index {i} - got "
-                        f"{list(g.shape)} but expected shape compatible with {list(shape)}"
-                    )
-                from minigrad.ops.broadcast import sum_to
-
-                g = sum_to(g, shape)
-            if g._data.dtype != dtype:
-                g = g.to(dtype)
+            if g is not None:
+                if meta is None or not isinstance(g, _tensor.Tensor):
+                    self._bad_gradient(i, g)
+                shape, dtype = meta
+                if g._data.shape != shape:
+                    g = self._sum_to_input(i, g, shape)
+                if g._data.dtype != dtype:
+                    g = g.to(dtype)
             checked.append(g if needed else None)
         return tuple(checked)
+
+    def _bad_gradient(self, i: int, g) -> None:
+        if self._input_meta[i] is None:
+            raise RuntimeError(
+                f"function {self.name()} returned a gradient different than None at position {i + 1}, "
+                "but the corresponding forward input was not a Variable"
+            )
+        hint = " (wrap NumPy results with minigrad.tensor(...))" if hasattr(g, "__array__") else ""
+        raise TypeError(f"function {self.name()} returned {type(g).__name__} at position {i + 1}: expected Tensor or None{hint}")
+
+    def _sum_to_input(self, i: int, g, shape: tuple):
+        """A gradient of the broadcast shape is summed back, as PyTorch does; any other shape is an error."""
+        if not _is_expandable_to(shape, g._data.shape):
+            raise RuntimeError(
+                f"Function {self.name()} returned an invalid gradient at index {i} - got "
+                f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+            )
+        from minigrad.ops.broadcast import sum_to
+
+        return sum_to(g, shape)
 
 
 def _is_expandable_to(shape: tuple, desired: tuple) -> bool:
@@ -218,10 +215,9 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward without recording, then record one node for the whole call."""
-        from minigrad.tensor import Tensor
-
+        Tensor = _tensor.Tensor
         ctx = cls._backward_cls()
-        ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+        needs_input_grad = ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         grad_was_enabled = _GradMode.enabled
         _GradMode.enabled = False  # forward's own operations are not recorded
         try:
@@ -232,26 +228,26 @@ class Function:
                 cls.setup_context(ctx, args, outputs)
         finally:
             _GradMode.enabled = grad_was_enabled
-        record = grad_was_enabled and any(ctx.needs_input_grad)
-        is_tuple = isinstance(outputs, tuple)
-        outputs = outputs if is_tuple else (outputs,)
+        is_tuple = type(outputs) is tuple
+        if not is_tuple:
+            outputs = (outputs,)
         for i, out in enumerate(outputs):
             if not isinstance(out, Tensor):
                 raise TypeError(
                     f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, but output {i} "
                     f"is {type(out).__name__}" + (" (wrap it with minigrad.tensor(...))" if hasattr(out, "__array__") else "")
                 )
-        outputs = _connect_outputs(ctx, args, outputs, record)
+        if ctx._dirty:
+            _mark_dirty_outputs(ctx._dirty, outputs)
+        if grad_was_enabled and True in needs_input_grad:
+            outputs = _connect_outputs(ctx, args, outputs)
         return outputs if is_tuple else outputs[0]
 
 
-def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, record: bool) -> tuple:
-    """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved."""
-    from minigrad.tensor import Tensor
-
-    dirty = ctx._dirty
+def _mark_dirty_outputs(dirty: tuple, outputs: tuple) -> None:
+    """Inputs modified in place: they must be returned, and their version goes up."""
     for t in dirty:
-        if not any(t is o for o in outputs):
+        if not _is_one_of(t, outputs):
             raise RuntimeError(
                 "Some elements marked as dirty during the forward method were not returned as output. "
                 "The inputs that are modified inplace must all be outputs of the Function."
@@ -259,9 +255,11 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, record: bo
         if t._requires_grad and t.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         t._version_counter.value += 1  # NumPy writes are invisible to us: count the change here
-    if not record:
-        return outputs
 
+
+def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
+    """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved."""
+    Tensor = _tensor.Tensor
     ctx.next_functions = tuple([a._edge() if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in inputs])
     ctx._input_meta = [(a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs]
     ctx._num_outputs = len(outputs)
@@ -269,9 +267,9 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, record: bo
     non_differentiable = ctx._non_differentiable
     connected = []
     for i, out in enumerate(outputs):
-        if any(out is a for a in inputs) and not any(out is d for d in dirty):
+        if _is_one_of(out, inputs) and not _is_one_of(out, ctx._dirty):
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
-        if out._data.dtype.kind != "f" or any(out is n for n in non_differentiable):
+        if out._data.dtype.kind != "f" or _is_one_of(out, non_differentiable):
             out._requires_grad = False
         else:
             out._requires_grad, out.grad_fn, out._output_nr = True, ctx, i
@@ -281,6 +279,14 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, record: bo
         ctx._saved = [None if t is None else SavedTensor(t, _index_of(t, outputs)) for t in ctx._to_save]
         ctx._to_save = ()
     return tuple(connected)
+
+
+def _is_one_of(t, tensors: tuple) -> bool:
+    """``t in tensors`` by identity (``in`` would call Tensor.__eq__)."""
+    for other in tensors:
+        if other is t:
+            return True
+    return False
 
 
 def _index_of(t, outputs: tuple) -> int | None:

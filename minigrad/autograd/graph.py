@@ -18,6 +18,8 @@ import weakref
 from collections import OrderedDict
 from typing import Callable
 
+import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
+
 _sequence_numbers = itertools.count()
 # Leaf accumulators run as soon as they are ready: PyTorch gives them the
 # largest sequence numbers, and the engine runs the largest first.
@@ -48,6 +50,8 @@ class Node:
 
     def _call_pre_hooks(self, grads: list) -> list:
         """Run the hooks of the tensors this node produced, on their full gradients."""
+        if self._pre_hooks is None and self._retains_grad is None:
+            return grads
         for output_nr, hooks in (self._pre_hooks or {}).items():
             for hook in hooks.values():
                 if grads[output_nr] is None:
@@ -87,8 +91,9 @@ class AccumulateGrad(Node):
 
     def _call_pre_hooks(self, grads: list) -> list:
         hooks = self.variable._hooks
-        if hooks:
-            self._pre_hooks = {0: hooks}
+        if not hooks:
+            return grads
+        self._pre_hooks = {0: hooks}
         return super()._call_pre_hooks(grads)
 
     def _run_backward(self, grad_outputs: list) -> tuple:
@@ -159,8 +164,6 @@ class SavedTensor:
             self.requires_grad = tensor.requires_grad
 
     def unpack(self, node: Node):
-        from minigrad.tensor import Tensor
-
         if self.version_counter.value != self.saved_version:
             if self.tensor is not None:
                 t = self.tensor
@@ -168,7 +171,7 @@ class SavedTensor:
                 shape, dtype = list(t.shape), t.dtype
             else:
                 producer = f", which is output {self.output_nr} of {node.name()},"
-                shape, dtype = list(self.data.shape), Tensor._wrap(self.data).dtype
+                shape, dtype = list(self.data.shape), _tensor.Tensor._wrap(self.data).dtype
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{dtype} {shape}]{producer} is at version "
@@ -179,7 +182,7 @@ class SavedTensor:
             )
         if self.tensor is not None:
             return self.tensor
-        out = Tensor._wrap(self.data)
+        out = _tensor.Tensor._wrap(self.data)
         out._version_counter = self.version_counter
         if self.requires_grad:
             out._requires_grad = True

@@ -3,8 +3,9 @@
 A Module such as ``Linear`` only stores its parameters and calls the
 function here; the function does the computation. Most are a line or two of
 tensor operations, so autograd differentiates them (to any order) with no
-extra code. Three have a Function of their own in ``minigrad/nn/ops``:
-``conv2d`` and ``max_pool2d`` (Numba kernels) and ``cross_entropy`` (fused).
+extra code. Four have a Function of their own in ``minigrad/nn/ops``:
+``conv2d`` and ``max_pool2d`` (Numba kernels), and ``cross_entropy`` and
+``linear`` (fused: one node instead of several, for speed).
 
 What minigrad leaves out, compared with ``torch.nn.functional``: loss
 weights, ``ignore_index`` and ``label_smoothing``; dilation, groups and
@@ -21,6 +22,7 @@ import numpy as np
 from minigrad.creation import generator
 from minigrad.dtypes import int64
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
+from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor
@@ -56,6 +58,8 @@ def log_softmax(input: Tensor, dim: int) -> Tensor:
 # -- layers -------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: weight is (out_features, in_features), as in PyTorch."""
+    if fits_fused_linear(input, weight, bias):
+        return (FusedLinear if bias is not None else FusedLinearNoBias).apply(input, weight, bias)
     out = input @ weight.T
     return out if bias is None else out + bias
 

@@ -24,15 +24,16 @@ def broadcast_error(shape_a: tuple, shape_b: tuple) -> RuntimeError:
 
 def sum_to(grad, shape: tuple):
     """Sum ``grad`` (a Tensor) down to ``shape``, undoing broadcasting. Differentiable."""
-    if grad.shape == shape:
+    grad_shape = grad._data.shape
+    if grad_shape == shape:
         return grad
-    lead = grad.ndim - len(shape)
+    lead = len(grad_shape) - len(shape)
     dims = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
+        lead + i for i, n in enumerate(shape) if n == 1 and grad_shape[lead + i] != 1
     )
     if dims:
         grad = grad.sum(dim=dims, keepdim=True)
-    return grad.reshape(shape) if grad.shape != shape else grad
+    return grad.reshape(shape) if grad._data.shape != shape else grad
 
 
 def normalize_dims(dim, ndim: int) -> tuple:

@@ -44,7 +44,20 @@ def _float(a: Tensor) -> np.ndarray:
 
 
 def _shape(x) -> tuple:
-    return x.shape if isinstance(x, Tensor) else ()
+    return x._data.shape if isinstance(x, Tensor) else ()
+
+
+def _save_operands(ctx, a, b) -> None:
+    """Save the tensor operands (freed after backward); keep Python numbers on ctx."""
+    a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    ctx.save_for_backward(a if a_is_tensor else None, b if b_is_tensor else None)
+    ctx.scalars = (None if a_is_tensor else a, None if b_is_tensor else b)
+
+
+def _saved_operands(ctx) -> tuple:
+    """The two operands again: saved tensors, or the numbers kept on ctx."""
+    (a, b), (scalar_a, scalar_b) = ctx.saved_tensors, ctx.scalars
+    return (scalar_a if a is None else a, scalar_b if b is None else b)
 
 
 class Add(Function):
@@ -82,16 +95,15 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(*(t if isinstance(t, Tensor) else None for t in (a, b)))
-        ctx.scalars = tuple(None if isinstance(t, Tensor) else t for t in (a, b))  # numbers only: tensors go through saved_tensors (freed after backward)
+        _save_operands(ctx, a, b)
         return _binary(np.multiply, a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = (t if t is not None else s for t, s in zip(ctx.saved_tensors, ctx.scalars))
+        a, b = _saved_operands(ctx)
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad * b, a.shape) if need_a else None,
-                sum_to(grad * a, b.shape) if need_b else None)
+        return (sum_to(grad * b, a._data.shape) if need_a else None,
+                sum_to(grad * a, b._data.shape) if need_b else None)
 
 
 class Div(Function):
@@ -99,8 +111,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(*(t if isinstance(t, Tensor) else None for t in (a, b)))
-        ctx.scalars = tuple(None if isinstance(t, Tensor) else t for t in (a, b))
+        _save_operands(ctx, a, b)
         x, y = _array(a), _array(b)
         want = dtypes.result_type(x, y)
         if want.kind != "f":  # true division: integers give the default float
@@ -110,10 +121,10 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = (t if t is not None else s for t, s in zip(ctx.saved_tensors, ctx.scalars))
+        a, b = _saved_operands(ctx)
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad / b, a.shape) if need_a else None,
-                sum_to(-grad * a / (b * b), b.shape) if need_b else None)
+        return (sum_to(grad / b, a._data.shape) if need_a else None,
+                sum_to(-grad * a / (b * b), b._data.shape) if need_b else None)
 
 
 class Pow(Function):

@@ -37,7 +37,7 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if not ctx.keepdim:
+        if not ctx.keepdim and grad.ndim:  # a 0-d gradient expands to any shape as it is
             grad = grad.reshape(_keepdim_shape(ctx.input_shape, ctx.dims))
         return grad.expand(ctx.input_shape), None, None
 

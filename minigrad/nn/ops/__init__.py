@@ -1,6 +1,7 @@
 """The Functions behind ``minigrad.nn.functional`` that need their own derivative.
 
 One file per family, as in ``minigrad/ops``: ``conv`` (conv2d and max_pool2d,
-around the Numba kernels) and ``loss`` (the fused cross-entropy). Everything
-else in ``functional`` is built from tensor operations and needs no Function.
+around the Numba kernels), ``loss`` (the fused cross-entropy) and ``linear``
+(the fused linear layer). Everything else in ``functional`` is built from
+tensor operations and needs no Function.
 """

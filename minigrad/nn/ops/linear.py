@@ -1,0 +1,63 @@
+"""``linear`` as one fused Function: ``input @ weight.T + bias`` and its three gradients.
+
+Built from the generic operations, a linear layer records a transpose, a
+matmul and an add, and its backward adds a sum (to undo the bias's
+broadcast) and two transposes: about ten Function calls for three BLAS
+calls' worth of arithmetic. At the batch sizes of the course that
+bookkeeping, not the arithmetic, is what a training step costs, so the
+common case (a batch of row vectors) gets one node. PyTorch does the same
+and names it ``AddmmBackward0`` (``MmBackward0`` without a bias).
+
+    d input  = grad @ weight          (N, out) @ (out, in)
+    d weight = grad.T @ input         (out, N) @ (N, in)
+    d bias   = grad.sum(0)            every row of the batch used the bias once
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.autograd.grad_mode import is_grad_enabled
+from minigrad.tensor import Tensor
+
+
+class Linear(Function):
+    node_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, input, weight, bias=None):
+        out = input._data @ weight._data.T
+        if bias is not None:
+            out += bias._data
+        ctx.save_for_backward(input, weight)
+        return Tensor._wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        need_input, need_weight, need_bias = ctx.needs_input_grad
+        if not is_grad_enabled():  # an ordinary backward: straight to NumPy, no nodes
+            g = grad._data
+            return (Tensor._wrap(g @ weight._data) if need_input else None,
+                    Tensor._wrap(g.T @ input._data) if need_weight else None,
+                    Tensor._wrap(g.sum(0)) if need_bias else None)
+        # create_graph=True: the same formulas, recorded, so they can be differentiated again
+        return (grad @ weight if need_input else None,
+                grad.T @ input if need_weight else None,
+                grad.sum(0) if need_bias else None)
+
+
+class LinearNoBias(Linear):
+    node_name = "MmBackward0"
+
+
+def fits_fused_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
+    """The common case the fused node handles: a 2-D batch, matching sizes and one float dtype.
+
+    Anything else (other ranks, mixed dtypes, wrong sizes) takes the generic
+    operations, which broadcast, promote, and raise PyTorch's error messages.
+    """
+    x, w = input._data, weight._data
+    if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[1] or x.dtype != w.dtype or x.dtype.kind != "f":
+        return False
+    return bias is None or (bias._data.shape == (w.shape[0],) and bias._data.dtype == x.dtype)
