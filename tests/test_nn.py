@@ -769,6 +769,35 @@ def test_gradcheck_linear():
     assert gradcheck(F.linear, (f64(2, 5, 3, seed=4), w, b))
 
 
+def test_gradgradcheck_linear_fused_and_generic():
+    """The fused node's create_graph backward is built from tensor ops, so it differentiates again."""
+    x, w, b = f64(5, 3, seed=1), f64(4, 3, seed=2), f64(4, seed=3)
+    assert gradgradcheck(F.linear, (x, w, b))
+    assert gradgradcheck(lambda x, w: F.linear(x, w), (x, w))
+    assert gradgradcheck(F.linear, (f64(2, 5, 3, seed=4), w, b))
+
+
+def test_linear_node_names_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x, w, b = np.ones((2, 3), np.float32), np.ones((4, 3), np.float32), np.ones(4, np.float32)
+    for args in ((x, w, b), (x, w)):
+        mine = F.linear(*(minigrad.tensor(a, requires_grad=True) for a in args)).grad_fn.name()
+        theirs = torch.nn.functional.linear(*(torch.tensor(a, requires_grad=True) for a in args)).grad_fn.name()
+        assert mine == theirs
+
+
+def test_linear_only_fuses_what_it_can_and_keeps_pytorchs_errors():
+    w = minigrad.zeros(4, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x5 and 3x4\)"):
+        F.linear(minigrad.zeros(2, 5), w)
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        F.linear(minigrad.zeros(2, 3, dtype=minigrad.float64), w)
+    with pytest.raises(RuntimeError, match="must have the same dtype"):
+        F.linear(minigrad.zeros(2, 3), w, minigrad.zeros(4, dtype=minigrad.float64))
+    batched = F.linear(minigrad.zeros(5, 2, 3), w, minigrad.zeros(4))  # not 2-D: the generic ops
+    assert batched.shape == (5, 2, 4) and batched.grad_fn.name() == "AddBackward0"
+
+
 @pytest.mark.parametrize("x_shape, w_shape, stride, padding", CONV_CASES)
 def test_gradcheck_conv2d(x_shape, w_shape, stride, padding):
     x, w, b = f64(*x_shape, seed=1), f64(*w_shape, seed=2), f64(w_shape[0], seed=3)

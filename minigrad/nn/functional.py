@@ -58,6 +58,11 @@ def log_softmax(input: Tensor, dim: int) -> Tensor:
 # -- layers -------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: weight is (out_features, in_features), as in PyTorch."""
+    if bias is not None and bias._data.dtype != weight._data.dtype:
+        raise RuntimeError(
+            f"linear: bias is {bias.dtype} but weight is {weight.dtype}; they must have the same dtype "
+            "(PyTorch: 'self and mat2 must have the same dtype'). Convert one with .to(dtype)"
+        )
     if fits_fused_linear(input, weight, bias):
         return (FusedLinear if bias is not None else FusedLinearNoBias).apply(input, weight, bias)
     out = input @ weight.T
