@@ -1,9 +1,10 @@
 """End-to-end benchmark: minigrad side by side with hand-written NumPy and PyTorch CPU.
 
     python bench/bench_suite.py                   # full sizes, ~15 interleaved repetitions
-    python bench/bench_suite.py --quick           # tiny sizes, 1-2 repetitions: a smoke test (< 30 s)
+    python bench/bench_suite.py --quick           # tiny sizes, 1-2 repetitions: a smoke test (< 1 min)
     python bench/bench_suite.py --json out.json   # also write every measurement as JSON
-    python bench/bench_suite.py --only mlp,cnn    # a subset of: overhead, mlp, cnn, startup, deep
+    python bench/bench_suite.py --only mlp,cnn    # a subset of: overhead, mlp, cnn, startup, deep,
+                                                  # kernels, grading
 
 Workloads (in this order):
 
@@ -21,6 +22,21 @@ Workloads (in this order):
 5. deep: backward through a 100,000-op chain and through a fan-out graph (one
    tensor used 10,000 times): time per node, and peak traced memory
    (tracemalloc) for minigrad; torch time too.
+6. kernels: every Numba kernel against its NumPy reference and torch, at 1e4,
+   1e6 and 1e7 elements (conv, pool: the course's shapes), float32 and float64,
+   with the fraction of the measured copy bandwidth: ``bench/bench_kernels.py``
+   run as it is (``--quick`` passed on) in a subprocess, its output echoed
+   indented, its JSON kept under ``workloads.kernels.bench_kernels``, then a
+   summary per kernel: worst and median ratio reference/kernel at >= 1e6
+   elements (conv, pool: every shape), worst torch/kernel, and for elementwise
+   kernels the bandwidth fraction at 1e7 elements (> 1 ratios: kernel faster).
+7. grading: one learner's whole course (the solved worksheets ``solutions/NN_*.ipynb``,
+   one subfolder per learner) graded end to end by the real grader,
+   ``python -m minigrad.course.grade_cli DIR -j N --no-cache`` in a fresh process:
+   seconds per submission, median of 3 at -j 1, then a batch of 4 copies at
+   -j 1 and -j 2 (one run each); the per-stage breakdown from the results JSON.
+   The learner must get full marks on every stage, else the workload is aborted.
+   ``--quick``: stages 02 and 05 only, one run.
 
 Method (as in bench_kernels.py): every implementation starts from the same
 weights and sees the same batches. Before timing, one step of each is compared
@@ -29,7 +45,9 @@ message and the run carries on with the next one. Each implementation is run
 for warm-up, then the repetitions are interleaved (minigrad, numpy, torch,
 minigrad, ...) so that drifts hit all alike. We report the median, min and max,
 and the ratio minigrad/other computed per repetition and summarised by the
-median (< 1: minigrad is faster).
+median (< 1: minigrad is faster). (kernels and grading time subprocesses and
+have their own checks: bench_kernels must exit 0; the grader must give the
+reference solutions full marks.)
 
 The thread environment is left as it is and recorded (OPENBLAS_NUM_THREADS,
 OMP_NUM_THREADS, MKL_NUM_THREADS, the BLAS pools threadpoolctl sees, torch's
@@ -40,13 +58,16 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -70,7 +91,11 @@ THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NU
                "NUMBA_CACHE_DIR")
 
 
-class Disagree(RuntimeError):
+class Aborted(RuntimeError):
+    """A workload cannot give a meaningful measurement (the message says why): it is skipped, exit code 1."""
+
+
+class Disagree(Aborted):
     """The frameworks do not compute the same thing: timing them would be meaningless."""
 
 
@@ -651,11 +676,238 @@ def workload_deep(cfg) -> dict:
 
 
 # ---------------------------------------------------------------------------
+# 6. Kernels: bench/bench_kernels.py, run as it is
+# ---------------------------------------------------------------------------
+
+KERNELS_SCRIPT = ROOT / "bench" / "bench_kernels.py"
+
+
+def run_streaming(cmd: list[str], timeout: float, prefix: str = "  | ", **kw) -> tuple[int | None, list[str]]:
+    """Run ``cmd``, echoing its stdout+stderr line by line (indented); kill it after ``timeout`` seconds.
+    Returns the exit code (None if it was killed for the time limit) and the output's lines."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, **kw)
+    timed_out = threading.Event()
+
+    def kill():
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            print(prefix + lines[-1], flush=True)
+        proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:  # interrupted while reading
+            proc.kill()
+            proc.wait()
+    return (None if timed_out.is_set() else proc.returncode), lines
+
+
+def size_label(n: int) -> str:
+    e = math.log10(n) if n > 0 else 0
+    return f"1e{int(round(e))}" if n > 0 and abs(e - round(e)) < 1e-9 else f"{n:,}"
+
+
+def kernels_summary(data: dict) -> list[dict]:
+    """Per kernel: ref/kernel ratios at >= 1e6 elements (elementwise, softmax) or on every course shape
+    (conv, pool) -- every size if none is that large (--quick) --, worst and median; torch/kernel likewise; and for the
+    elementwise kernels the fraction of the copy bandwidth reached at the largest size, per dtype."""
+    by_name: dict[str, list[dict]] = {}
+    for rec in data["results"]:
+        by_name.setdefault(rec["name"], []).append(rec)
+    rows = []
+    for name, recs in by_name.items():
+        group = recs[0]["group"]
+        counted = [r for r in recs if group in ("conv", "pool") or r["size"] >= 10**6] or recs
+        ratios = [r["ratio"] for r in counted]
+        torch_ratios = [r["torch_ratio"] for r in counted if "torch_ratio" in r]
+        row = dict(name=name, group=group, cases=len(counted),
+                   basis="every course shape" if group in ("conv", "pool") else
+                   ">= 1e6 elements" if counted is not recs else "every size (no size >= 1e6 in this run)",
+                   worst_ref_over_kernel=min(ratios), median_ref_over_kernel=statistics.median(ratios),
+                   worst_torch_over_kernel=min(torch_ratios) if torch_ratios else None,
+                   verdict=data.get("verdict", {}).get(name))
+        if group == "elementwise":
+            largest = max(r["size"] for r in recs)
+            row["bandwidth_at_size"] = largest
+            row["bandwidth_fraction"] = {r["dtype"]: r["bandwidth_fraction"] for r in recs if r["size"] == largest}
+            row["kernel_GBps"] = {r["dtype"]: r["kernel_GBps"] for r in recs if r["size"] == largest}
+        rows.append(row)
+    return rows
+
+
+def workload_kernels(cfg) -> dict:
+    with tempfile.TemporaryDirectory(prefix="minigrad-bench-kernels-") as tmp:
+        out = Path(tmp) / "kernels.json"
+        cmd = [sys.executable, str(KERNELS_SCRIPT), *(["--quick"] if cfg.quick else []), "--json", str(out)]
+        shown = " ".join(["python", str(KERNELS_SCRIPT.relative_to(ROOT)), *cmd[2:-1], "TMP.json"])
+        print(f"running `{shown}` (its output, indented, then a summary)", flush=True)
+        t0 = time.perf_counter()
+        code, lines = run_streaming(cmd, cfg.kernels_timeout, cwd=ROOT)
+        seconds = time.perf_counter() - t0
+        if code is None:
+            raise Aborted(f"{shown} did not finish in {cfg.kernels_timeout:.0f} s and was killed")
+        if code != 0 or not out.is_file():
+            raise Aborted(f"{shown} failed (exit code {code}): " + " / ".join(lines[-5:]))
+        data = json.loads(out.read_text())
+    rows = kernels_summary(data)
+    bw_size = next((size_label(r["bandwidth_at_size"]) for r in rows if "bandwidth_at_size" in r), "-")
+    print(f"\n{'kernels summary':<34} copy bandwidth {data['copy_bandwidth_GBps']:.1f} GB/s; ratios ref/kernel and "
+          f"torch/kernel (> 1: the kernel is faster), worst and median at >= 1e6 elements (conv, pool: every "
+          f"course shape)\n"
+          f"{'kernel':<22} {'group':<12} {'ref/kern worst':>14} {'median':>7} {'torch/kern worst':>16} "
+          f"{'bandwidth f32/f64 at ' + bw_size:>28}  verdict")
+    for r in rows:
+        bw = r.get("bandwidth_fraction")
+        bw_s = (f"{bw.get('float32', float('nan')):.0%} / {bw.get('float64', float('nan')):.0%}" if bw else "-")
+        tr = r["worst_torch_over_kernel"]
+        print(f"{r['name']:<22} {r['group']:<12} {r['worst_ref_over_kernel']:13.2f}x "
+              f"{r['median_ref_over_kernel']:6.2f}x "
+              f"{'-' if tr is None else f'{tr:.2f}x':>16} {bw_s:>28}  {r['verdict'] or '-'}", flush=True)
+    if data.get("quick"):
+        print("(--quick: 1000 elements only, so no ratio at >= 1e6 and the bandwidth is not the 1e7 one)")
+    return dict(unit="seconds per call; ratios reference/kernel and torch/kernel (> 1: the kernel is faster)",
+                command=shown, seconds=seconds, copy_bandwidth_GBps=data["copy_bandwidth_GBps"],
+                summary=rows, bench_kernels=data)
+
+
+# ---------------------------------------------------------------------------
+# 7. Grading: one learner's whole course through minigrad-grade
+# ---------------------------------------------------------------------------
+
+SOLUTIONS = ROOT / "solutions"
+GRADING_QUICK_STAGES = ("02_graph", "05_custom_functions")  # two cheap stages for --quick
+
+
+def make_submissions(folder: Path, notebooks: list[Path], learners: int) -> None:
+    """``folder/learnerNN/NN_name.ipynb``: one subfolder per learner, each a copy of the solved worksheets."""
+    for i in range(learners):
+        d = folder / f"learner{i + 1:02d}"
+        d.mkdir(parents=True)
+        for nb in notebooks:
+            shutil.copyfile(nb, d / nb.name)
+
+
+def run_grader(subs: Path, out: Path, jobs: int, expected: list[str], full_course: bool, cfg) -> dict:
+    """Grade ``subs`` with the real CLI in a fresh process; check every learner got full marks on every stage."""
+    cmd = [sys.executable, "-m", "minigrad.course.grade_cli", str(subs), "-j", str(jobs), "--out", str(out),
+           "--no-cache", "--quiet", "--seed", "0", "--templates", str(ROOT / "exercises")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=cfg.grading_timeout)
+    except subprocess.TimeoutExpired:
+        raise Aborted(f"minigrad-grade did not finish in {cfg.grading_timeout:.0f} s") from None
+    wall = time.perf_counter() - t0
+    tail = (proc.stdout[-1500:] + proc.stderr[-1500:]).strip()
+    summaries = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    n_learners = sum(1 for d in subs.iterdir() if d.is_dir())
+    if proc.returncode != 0 or len(summaries) != n_learners:
+        raise Aborted(f"minigrad-grade exited with {proc.returncode} and wrote {len(summaries)} of {n_learners} "
+                      f"results: {tail}")
+    failures = []
+    for s in summaries:
+        if s["problems"] or s["ungraded"]:
+            failures.append(f"{s['learner']}: {'; '.join(s['problems'])[:300]}")
+        missing = sorted(set(expected) - set(s["stages"]))
+        if missing:
+            failures.append(f"{s['learner']}: no result for {', '.join(missing)}")
+        if full_course and s["total"] != s["max_total"]:
+            failures.append(f"{s['learner']}: {s['total']:g} / {s['max_total']:g} points for the whole course")
+        for key, r in s["stages"].items():
+            if r["points"] != r["max_points"]:
+                bad = [f"{c['check']} {c['status']}: {(c['feedback'] or '-').splitlines()[0][:120]}"
+                       for c in r["results"] if c["status"] != "passed"]
+                failures.append(f"{s['learner']} {key}: {r['points']:g}/{r['max_points']:g} ({'; '.join(bad)[:400]})")
+    if failures:
+        raise Aborted("the grader does not give the reference solutions (solutions/) full marks, so timing it "
+                      "would be meaningless: " + " | ".join(failures[:6]))
+    first = summaries[0]
+    return dict(wall=wall, learners=n_learners, jobs=jobs, total=first["total"], max_total=first["max_total"],
+                flags=sum(len(s["flags"]) for s in summaries),
+                stages={k: dict(seconds=r.get("seconds"), cpu_seconds=r.get("cpu_seconds"), points=r["points"],
+                                max_points=r["max_points"], attempts=r.get("attempts"))
+                        for k, r in first["stages"].items()},
+                isolation=next(iter(first["stages"].values())).get("isolation"))
+
+
+def workload_grading(cfg) -> dict:
+    notebooks = sorted(SOLUTIONS.glob("[0-9][0-9]_*.ipynb"))
+    if cfg.quick:
+        notebooks = [nb for nb in notebooks if nb.stem in GRADING_QUICK_STAGES]
+    if not notebooks:
+        raise Aborted(f"no solved worksheets (NN_name.ipynb) in {SOLUTIONS}")
+    expected = [nb.stem for nb in notebooks]
+    full_course = not cfg.quick
+    runs: dict[str, list[dict]] = {}
+    with tempfile.TemporaryDirectory(prefix="minigrad-bench-grading-") as tmp:
+        tmp = Path(tmp)
+        plan = [(1, 1, cfg.grading_reps)] + [(cfg.grading_batch, j, cfg.grading_batch_reps) for j in cfg.grading_jobs]
+        for learners, jobs, reps in plan:
+            subs = tmp / f"subs{learners}"
+            if not subs.exists():
+                make_submissions(subs, notebooks, learners)
+        for rep in range(max(r for _, _, r in plan)):  # interleaved, as the other workloads
+            for learners, jobs, reps in plan:
+                if rep >= reps:
+                    continue
+                label = f"{learners} learner{'s' * (learners > 1)}, -j {jobs}"
+                out = tmp / f"out-{learners}-{jobs}-{rep}"
+                runs.setdefault(label, []).append(run_grader(tmp / f"subs{learners}", out, jobs, expected,
+                                                             full_course, cfg))
+    cases = {}
+    n_nb = len(notebooks)
+    for label, rs in runs.items():
+        per_sub = [r["wall"] / r["learners"] for r in rs]
+        cases[label] = dict(learners=rs[0]["learners"], jobs=rs[0]["jobs"], notebooks_per_submission=n_nb,
+                            reps=len(rs), wall_seconds=[r["wall"] for r in rs],
+                            seconds_per_submission=dict(median=statistics.median(per_sub), min=min(per_sub),
+                                                        max=max(per_sub)),
+                            seconds_per_notebook=statistics.median(per_sub) / n_nb)
+        s = cases[label]["seconds_per_submission"]
+        rng_s = f" [{fmt_time(s['min'])}-{fmt_time(s['max'])}]" if len(rs) > 1 else ""
+        print(f"{'grading, ' + label:<34} {fmt_time(s['median'])}{rng_s} per submission ({n_nb} notebooks each, "
+              f"{fmt_time(s['median'] / n_nb)} per notebook; {'median of ' if len(rs) > 1 else ''}{len(rs)} "
+              f"run{'s' * (len(rs) > 1)}, whole command {fmt_time(statistics.median(r['wall'] for r in rs))})",
+              flush=True)
+    single = runs["1 learner, -j 1"]
+    per_stage = {k: dict(seconds=statistics.median(r["stages"][k]["seconds"] for r in single),
+                         cpu_seconds=statistics.median(r["stages"][k]["cpu_seconds"] for r in single),
+                         points=single[0]["stages"][k]["points"], max_points=single[0]["stages"][k]["max_points"])
+                 for k in expected}
+    first = single[0]
+    iso = first["isolation"] or {}
+    print(f"{'grading: score':<34} {first['total']:g} / {first['max_total']:g} points"
+          f"{'' if full_course else ' for the whole course (--quick grades ' + ', '.join(expected) + ' only)'}; "
+          f"flags for review: {first['flags']}; sandbox: network {iso.get('network', '?')}, "
+          f"children run as {iso.get('user', '?')}")
+    print(f"{'grading: per stage (1 learner, -j 1)':<34} grader's seconds per notebook (wall, incl. reference "
+          f"observations) / sandbox child CPU, median:")
+    for k, v in per_stage.items():
+        print(f"    {k:<26} {str(v['points']) + '/' + str(v['max_points']):>5}  {v['seconds']:6.2f}s  "
+              f"cpu {v['cpu_seconds']:5.2f}s")
+    print(f"    {'sum':<26} {'':5}  {sum(v['seconds'] for v in per_stage.values()):6.2f}s  cpu "
+          f"{sum(v['cpu_seconds'] for v in per_stage.values()):5.2f}s", flush=True)
+    return dict(unit="seconds per submission (one learner's solved worksheets, every stage given, graded end to end "
+                     "by `python -m minigrad.course.grade_cli DIR -j N --no-cache`: a fresh process, so interpreter "
+                     "start-up, grader set-up and the reference observations are included)",
+                stages=expected, full_course=full_course, cases=cases, per_stage=per_stage,
+                score=dict(total=first["total"], max_total=first["max_total"]), flags=first["flags"],
+                isolation=first["isolation"])
+
+
+# ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
 
 WORKLOADS = {"overhead": workload_overhead, "mlp": workload_mlp, "cnn": workload_cnn,
-             "startup": workload_startup, "deep": workload_deep}
+             "startup": workload_startup, "deep": workload_deep, "kernels": workload_kernels,
+             "grading": workload_grading}
 
 
 def thread_settings() -> dict:
@@ -681,15 +933,25 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes and 1-2 repetitions (smoke test)")
     parser.add_argument("--json", metavar="PATH", help="write all measurements to PATH as JSON")
-    parser.add_argument("--only", metavar="NAMES", help=f"comma-separated subset of {','.join(WORKLOADS)}")
+    parser.add_argument("--only", metavar="NAMES",
+                        help=f"comma-separated subset of {','.join(WORKLOADS)} (kernels runs bench/bench_kernels.py; "
+                             "grading runs minigrad-grade on solutions/)")
     args = parser.parse_args(argv)
     only = args.only.split(",") if args.only else list(WORKLOADS)
+    unknown = [name for name in only if name not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workload(s) {', '.join(unknown)}: choose from {', '.join(WORKLOADS)}")
     if args.quick:
         cfg = argparse.Namespace(reps=2, inner_us=200, inner_step=2, full_batch=256, epochs=1, startup_reps=1,
-                                 cold_startup=False, chain_n=1000, fanout_n=100, deep_reps=1)
+                                 cold_startup=False, chain_n=1000, fanout_n=100, deep_reps=1,
+                                 grading_reps=1, grading_batch=1, grading_jobs=(), grading_batch_reps=0)
     else:
         cfg = argparse.Namespace(reps=15, inner_us=2000, inner_step=10, full_batch=10**9, epochs=15,
-                                 startup_reps=3, cold_startup=True, chain_n=100_000, fanout_n=10_000, deep_reps=3)
+                                 startup_reps=3, cold_startup=True, chain_n=100_000, fanout_n=10_000, deep_reps=3,
+                                 grading_reps=3, grading_batch=4, grading_jobs=(1, 2), grading_batch_reps=1)
+    cfg.quick = args.quick
+    cfg.kernels_timeout = 3600.0  # the full bench_kernels takes a few minutes
+    cfg.grading_timeout = 1800.0  # per minigrad-grade command
 
     import numba
     threads = thread_settings()
@@ -726,8 +988,9 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         try:
             results[name] = WORKLOADS[name](cfg)
-        except Disagree as e:
-            print(f"ABORTED {name}: frameworks disagree before timing: {e}", flush=True)
+        except Aborted as e:
+            why = "frameworks disagree before timing: " if isinstance(e, Disagree) else ""
+            print(f"ABORTED {name}: {why}{e}", flush=True)
             results[name] = dict(aborted=str(e))
             status = 1
         results[name]["workload_seconds"] = time.perf_counter() - t0

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKLOADS = ("overhead", "mlp", "cnn", "startup", "deep")
+WORKLOADS = ("overhead", "mlp", "cnn", "startup", "deep", "kernels", "grading")
 
 
 def test_bench_suite_quick(tmp_path):
