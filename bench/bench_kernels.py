@@ -4,7 +4,9 @@
     python bench/bench_kernels.py --quick          # tiny sizes, 1-2 repetitions: a smoke test
     python bench/bench_kernels.py --json out.json  # also write every measurement as JSON
 
-Method: each implementation is called once first (Numba compiles then, and the
+Method: the kernel's output is first compared with its reference's (and
+torch's, where the op returns the same arrays); a disagreement stops the run.
+Each implementation is called once first (Numba compiles then, and the
 page faults of fresh output arrays are paid), then the repetitions are
 interleaved kernel, reference, [torch], kernel, reference, ... so that a noisy
 machine's drifts hit all of them alike. We report median, min and max, and the
@@ -66,6 +68,40 @@ def measure(impls: dict, reps: int, budget: float) -> dict:
     if "kernel" in times and "torch" in times:
         stats["torch_ratio"] = statistics.median(t / k for t, k in zip(times["torch"], times["kernel"]))
     return stats
+
+
+def _arrays(result) -> list:
+    """The arrays a call returned (one, a tuple, torch tensors), as float64 NumPy arrays."""
+    items = result if isinstance(result, (tuple, list)) else (result,)
+    out = []
+    for item in items:
+        if torch is not None and isinstance(item, torch.Tensor):
+            item = item.detach().numpy()
+        out.append(np.asarray(item, dtype=np.float64))
+    return out
+
+
+def check_agreement(name: str, impls: dict, dtype: str) -> dict:
+    """Before timing: the kernel must compute what its reference computes (and torch, where comparable).
+
+    Returns the largest absolute differences; raises AssertionError naming the kernel otherwise.
+    """
+    rtol, atol = (2e-4, 1e-5) if dtype == "float32" else (1e-9, 1e-12)
+    want = _arrays(impls["reference"]())
+    diffs = {}
+    for other in ("kernel", "torch"):
+        if other not in impls:
+            continue
+        got = _arrays(impls[other]())
+        if other == "torch" and (len(got) > len(want) or any(g.shape != w.shape for g, w in zip(got, want))):
+            continue  # torch's op returns a different set of arrays: nothing to compare element by element
+        pairs = list(zip(got, want))
+        for i, (g, w) in enumerate(pairs):
+            if not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
+                raise AssertionError(f"{name} ({dtype}): {other} output {i} differs from the reference by up "
+                                     f"to {np.max(np.abs(g - w)):.3g}; timing it would be meaningless")
+        diffs[other] = max((float(np.max(np.abs(g - w))) if g.size else 0.0 for g, w in pairs), default=0.0)
+    return diffs
 
 
 def copy_bandwidth(n_bytes: int) -> float:
@@ -303,8 +339,9 @@ def main(argv=None) -> int:
             if meta["group"] != current:
                 current = meta["group"]
                 print(f"== {current} ==\n{HEADER}")
+            agreement = check_agreement(meta["name"], impls, meta["dtype"])
             stats = measure(impls, reps, budget)
-            rec = dict(meta, **stats)
+            rec = dict(meta, **stats, max_abs_diff=agreement)
             if "bytes" in meta:
                 rec["kernel_GBps"] = meta["bytes"] / stats["kernel"]["median"] / 1e9
                 rec["bandwidth_fraction"] = rec["kernel_GBps"] / bandwidth
