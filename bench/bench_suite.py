@@ -656,8 +656,70 @@ def deep_case(name, build, n, cfg) -> dict:
     return res
 
 
+def linearity(cfg) -> dict:
+    """Backward time per node of the chain at n/10 and n nodes: equal if the engine is linear."""
+    res = {}
+    for n in (cfg.chain_n // 10, cfg.chain_n):
+        per_node = []
+        for _ in range(cfg.deep_reps):
+            x = minigrad.tensor([1.0], requires_grad=True)
+            out = build_chain(minigrad, n, x)
+            t0 = time.perf_counter()
+            out.backward()
+            per_node.append((time.perf_counter() - t0) / n)
+            del out
+        res[n] = statistics.median(per_node)
+    small, large = res
+    res["ratio"] = res[large] / res[small]
+    return res
+
+
+def release_profile(n: int, numel: int, retain_graph: bool) -> dict:
+    """Traced memory while backward runs through a chain whose every node saved a ``numel`` tensor.
+
+    Unless ``retain_graph``, each node frees what it saved right after it runs, so
+    the memory held should fall linearly from the graph's size to about nothing.
+    """
+    from minigrad.autograd import engine
+
+    x = minigrad.randn(numel, requires_grad=True)
+    tracemalloc.start()
+    y = x
+    for _ in range(n):
+        y = y * 1.0001
+    loss = y.sum()
+    del y
+    before = tracemalloc.get_traced_memory()[0]
+    samples, seen = [], [0]
+
+    def sample(node, grads_in, grads_out):
+        seen[0] += 1
+        if seen[0] % max(n // 4, 1) == 0:
+            samples.append((seen[0], tracemalloc.get_traced_memory()[0]))
+
+    with engine.observe(sample):
+        loss.backward(retain_graph=retain_graph)
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del loss
+    return dict(nodes=n, numel=numel, retain_graph=retain_graph, before_backward_bytes=before,
+                during=[dict(nodes_run=k, bytes=b) for k, b in samples], after_backward_bytes=after)
+
+
 def workload_deep(cfg) -> dict:
     out = {}
+    lin = linearity(cfg)
+    small, large = cfg.chain_n // 10, cfg.chain_n
+    out["linearity"] = lin
+    print(f"{'chain backward, time per node':<34} {small:,} nodes {lin[small] * 1e6:.2f}us, {large:,} nodes "
+          f"{lin[large] * 1e6:.2f}us (ratio {lin['ratio']:.2f}: 1.00 = linear)", flush=True)
+    for retain in (False, True):
+        r = release_profile(cfg.release_n, cfg.release_numel, retain)
+        out[f"release retain_graph={retain}"] = r
+        steps = ", ".join(f"{d['bytes'] / 2**20:.1f}" for d in r["during"])
+        print(f"{'memory during backward' + (' (retain)' if retain else ''):<34} MiB held: before "
+              f"{r['before_backward_bytes'] / 2**20:.1f}, at each quarter {steps}, after "
+              f"{r['after_backward_bytes'] / 2**20:.1f} ({r['nodes']} nodes x {r['numel']:,} floats)", flush=True)
     for name, build, n in (("chain", build_chain, cfg.chain_n), ("fanout", build_fanout, cfg.fanout_n)):
         r = deep_case(name, build, n, cfg)
         out[name] = r
@@ -943,11 +1005,11 @@ def main(argv=None) -> int:
         parser.error(f"unknown workload(s) {', '.join(unknown)}: choose from {', '.join(WORKLOADS)}")
     if args.quick:
         cfg = argparse.Namespace(reps=2, inner_us=200, inner_step=2, full_batch=256, epochs=1, startup_reps=1,
-                                 cold_startup=False, chain_n=1000, fanout_n=100, deep_reps=1,
+                                 cold_startup=False, chain_n=1000, fanout_n=100, deep_reps=1, release_n=40, release_numel=1000,
                                  grading_reps=1, grading_batch=1, grading_jobs=(), grading_batch_reps=0)
     else:
         cfg = argparse.Namespace(reps=15, inner_us=2000, inner_step=10, full_batch=10**9, epochs=15,
-                                 startup_reps=3, cold_startup=True, chain_n=100_000, fanout_n=10_000, deep_reps=3,
+                                 startup_reps=3, cold_startup=True, chain_n=100_000, fanout_n=10_000, deep_reps=3, release_n=1000, release_numel=10_000,
                                  grading_reps=3, grading_batch=4, grading_jobs=(1, 2), grading_batch_reps=1)
     cfg.quick = args.quick
     cfg.kernels_timeout = 3600.0  # the full bench_kernels takes a few minutes

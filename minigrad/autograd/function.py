@@ -49,7 +49,7 @@ class FunctionCtx(Node):
     _forward_cls: type
     # Defaults live on the class, so a new ctx costs almost nothing until forward sets them.
     _to_save: tuple = ()
-    _saved: list | None = None  # packed SavedTensors; None again once freed
+    _saved: tuple | None = None  # packed SavedTensors; None again once freed
     _freed = False
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
@@ -261,9 +261,9 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
     """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved."""
     Tensor = _tensor.Tensor
     ctx.next_functions = tuple([a._edge() if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in inputs])
-    ctx._input_meta = [(a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs]
+    ctx._input_meta = tuple([(a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs])
     ctx._num_outputs = len(outputs)
-    ctx._output_meta = [(o._data.shape, o._data.dtype) for o in outputs]
+    ctx._output_meta = tuple([(o._data.shape, o._data.dtype) for o in outputs])
     non_differentiable = ctx._non_differentiable
     connected = []
     for i, out in enumerate(outputs):
@@ -276,7 +276,7 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
         connected.append(out)
 
     if ctx._to_save:
-        ctx._saved = [None if t is None else SavedTensor(t, _index_of(t, outputs)) for t in ctx._to_save]
+        ctx._saved = tuple([None if t is None else SavedTensor(t, _index_of(t, outputs)) for t in ctx._to_save])
         ctx._to_save = ()
     return tuple(connected)
 
