@@ -269,6 +269,21 @@ def test_conv2d_matches_reference(dtype, case, with_bias, layout):
         np.testing.assert_allclose(a, e, err_msg=name, **tol(dtype))
 
 
+@pytest.mark.parametrize("impl", ["kernel", "reference"])
+@pytest.mark.parametrize("mask", [(False, True, True), (True, False, False), (False, False, True)], ids=str)
+def test_conv2d_backward_output_mask_skips_what_is_not_needed(impl, mask):
+    x_shape, w_shape, stride, padding = CONV_CASES[1]
+    x, w = make(x_shape, np.float64, seed=21, scale=1.0), make(w_shape, np.float64, seed=22, scale=1.0)
+    gy = make(ref.conv2d_forward(x, w, None, stride, padding).shape, np.float64, seed=23, scale=1.0)
+    backward = conv.conv2d_backward if impl == "kernel" else ref.conv2d_backward
+    full = ref.conv2d_backward(x, w, gy, stride, padding)
+    for got, want, needed in zip(backward(x, w, gy, stride, padding, mask), full, mask):
+        if needed:
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        else:
+            assert got is None
+
+
 def conv_by_loops(x, w, b, stride, padding):
     """The definition, one multiply-add at a time (float64, tiny shapes only)."""
     (sh, sw), (ph, pw) = stride, padding

@@ -75,19 +75,30 @@ def conv2d_forward(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
 
 
 def conv2d_backward(x: np.ndarray, weight: np.ndarray, grad_y: np.ndarray, stride: Pair = (1, 1),
-                    padding: Pair = (0, 0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(grad_x, grad_weight, grad_bias) of conv2d_forward for the output gradient grad_y."""
+                    padding: Pair = (0, 0), output_mask: tuple[bool, bool, bool] = (True, True, True),
+                    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """(grad_x, grad_weight, grad_bias) of conv2d_forward for the output gradient grad_y.
+
+    ``output_mask`` says which of the three to compute (None for the others), as in
+    PyTorch's ``convolution_backward``: a network's first layer needs no gradient
+    for its input images, and skipping it saves a matmul and the scatter-add.
+    """
     x, weight, _, stride, padding, out_hw = ref.check_conv(x, weight, None, stride, padding)
     grad_y = ref.check_conv_grad(grad_y, x, weight, out_hw)
+    need_x, need_weight, need_bias = output_mask
     o = weight.shape[0]
     gy = np.ascontiguousarray(grad_y).reshape(x.shape[0], o, -1)  # (N, O, OH*OW)
-    w2 = weight.reshape(o, -1)
-    cols = _columns(x, weight, stride, padding, out_hw)
-    grad_weight = np.matmul(gy, cols.transpose(0, 2, 1)).sum(axis=0).reshape(weight.shape)
-    grad_cols = np.matmul(w2.T, gy)  # (N, C*KH*KW, OH*OW)
-    grad_x = np.empty(x.shape, x.dtype)
-    _col2im(grad_cols, weight.shape[2], weight.shape[3], *stride, *padding, *out_hw, grad_x)
-    return grad_x, grad_weight, gy.sum(axis=(0, 2))
+    grad_x = grad_weight = grad_bias = None
+    if need_weight:
+        cols = _columns(x, weight, stride, padding, out_hw)
+        grad_weight = np.matmul(gy, cols.transpose(0, 2, 1)).sum(axis=0).reshape(weight.shape)
+    if need_x:
+        grad_cols = np.matmul(weight.reshape(o, -1).T, gy)  # (N, C*KH*KW, OH*OW)
+        grad_x = np.empty(x.shape, x.dtype)
+        _col2im(grad_cols, weight.shape[2], weight.shape[3], *stride, *padding, *out_hw, grad_x)
+    if need_bias:
+        grad_bias = gy.sum(axis=(0, 2))
+    return grad_x, grad_weight, grad_bias
 
 
 @numba.njit(cache=True, error_model="numpy")

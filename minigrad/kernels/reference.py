@@ -335,14 +335,23 @@ def conv2d_forward(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
 
 
 def conv2d_backward(x: np.ndarray, weight: np.ndarray, grad_y: np.ndarray, stride: Pair = (1, 1),
-                    padding: Pair = (0, 0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(grad_x, grad_weight, grad_bias). grad_x scatters each window's gradient back (col2im)."""
+                    padding: Pair = (0, 0), output_mask: tuple[bool, bool, bool] = (True, True, True),
+                    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """(grad_x, grad_weight, grad_bias), each None where ``output_mask`` says it is not needed.
+
+    grad_x scatters each window's gradient back (col2im).
+    """
     x, weight, _, stride, padding, out_hw = check_conv(x, weight, None, stride, padding)
     grad_y = check_conv_grad(grad_y, x, weight, out_hw)
+    need_x, need_weight, need_bias = output_mask
     (kh_size, kw_size), (sh, sw), (ph, pw), (oh, ow) = weight.shape[2:], stride, padding, out_hw
-    win = _windows(x, (kh_size, kw_size), stride, padding)
-    grad_bias = grad_y.sum(axis=(0, 2, 3))
-    grad_weight = np.tensordot(grad_y, win, axes=([0, 2, 3], [0, 2, 3]))  # (O, C, KH, KW)
+    grad_bias = grad_y.sum(axis=(0, 2, 3)) if need_bias else None
+    grad_weight = None
+    if need_weight:
+        win = _windows(x, (kh_size, kw_size), stride, padding)
+        grad_weight = np.tensordot(grad_y, win, axes=([0, 2, 3], [0, 2, 3]))  # (O, C, KH, KW)
+    if not need_x:
+        return None, grad_weight, grad_bias
     grad_win = np.tensordot(grad_y, weight, axes=([1], [0]))  # (N, OH, OW, C, KH, KW)
     grad_xp = np.zeros((x.shape[0], x.shape[1], x.shape[2] + 2 * ph, x.shape[3] + 2 * pw), x.dtype)
     for kh in range(kh_size):  # each kernel offset touches a strided slice of the padded input

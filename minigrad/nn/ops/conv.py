@@ -30,9 +30,9 @@ class Conv2d(Function):
     @once_differentiable
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
-        grads = kernels.conv2d_backward(x._data, weight._data, grad._data, ctx.stride, ctx.padding)
-        # the kernel computes all three; bias's slot gets None when there was no bias
-        return tuple(Tensor._wrap(g) if need else None for g, need in zip(grads, ctx.needs_input_grad)) + (None, None)
+        needed = ctx.needs_input_grad[:3]  # the first layer needs no gradient for its input images
+        grads = kernels.conv2d_backward(x._data, weight._data, grad._data, ctx.stride, ctx.padding, needed)
+        return tuple(None if g is None else Tensor._wrap(g) for g in grads) + (None, None)
 
 
 class MaxPool2d(Function):
