@@ -152,12 +152,22 @@ def test_softmax_matches_reference(dtype, shape, axis, layout):
     gx = sm.softmax_backward(y, g, axis=axis)
     np.testing.assert_allclose(gx, ref.softmax_backward(y, g, axis=axis), **tol(dtype))
     assert gx.dtype == np.dtype(dtype)
+    log_y = sm.log_softmax_forward(x, axis=axis)
+    np.testing.assert_allclose(log_y, ref.log_softmax_forward(x, axis=axis), **tol(dtype))
+    assert log_y.dtype == np.dtype(dtype) and log_y.shape == tuple(shape)
+
+
+@pytest.mark.parametrize("fn", ["softmax_forward", "log_softmax_forward"])
+def test_softmax_kernels_propagate_nan_and_inf_like_the_reference(fn):
+    x = np.array([[np.nan, 1.0, 2.0], [1.0, np.nan, 2.0], [np.inf, 1.0, 2.0], [-np.inf, 0.0, 1.0]])
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(getattr(sm, fn)(x), getattr(ref, fn)(x), rtol=1e-14, atol=0)
 
 
 def test_softmax_reference_properties():
     x = np.array([[1000.0, 1001.0, 999.0], [-5.0, 0.0, 5.0]])  # exp(1000) would overflow
     with np.errstate(over="raise", invalid="raise"):
-        for mod in (kernels, ref):  # kernels.log_softmax_forward is the reference
+        for mod in (kernels, ref):
             p = mod.softmax_forward(x)
             np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-15)
             np.testing.assert_allclose(p[0], [0.24472847105479764, 0.6652409557748219, 0.09003057317038046], rtol=1e-14)
@@ -460,6 +470,6 @@ def test_exports():
         fn = getattr(kernels, name)
         assert fn.__name__ == name and fn.__module__.startswith("minigrad.kernels.")
     assert {name for name in kernels.__all__ if getattr(kernels, name) is getattr(ref, name)} == {
-        "sigmoid_forward", "tanh_forward", "relu_forward", "log_softmax_forward", "log_softmax_backward",
+        "sigmoid_forward", "tanh_forward", "relu_forward", "log_softmax_backward",
         "cross_entropy_backward", "sum_to_shape",
     }

@@ -20,8 +20,10 @@ The rules every kernel here follows:
     time goes into exp or tanh, which NumPy computes with SIMD while Numba
     calls the scalar libm function per element; fusing passes does not make
     up for it (0.02x-0.6x).
-  - ``log_softmax_forward``, ``log_softmax_backward``: faster on most sizes
-    (median 1.2-1.3x) but not on all: 0.84x and 0.96x at their worst.
+  - ``log_softmax_backward``: faster on most sizes (median 1.2-1.3x) but
+    not on all: 0.96x at its worst. (``log_softmax_forward`` lost too while
+    it called exp per element; split between Numba and NumPy's SIMD exp, as
+    ``softmax.py`` explains, it wins and is back.)
   - ``relu_forward``: ``np.maximum`` already runs at memory bandwidth; the
     kernel loses in float64 at 1e6 and 1e7 (0.66x-0.8x).
   - ``sum_to_shape``: ``ndarray.sum`` is already one vectorised pass; a Numba
@@ -43,9 +45,9 @@ from minigrad.kernels.conv import conv2d_backward, conv2d_forward, max_pool2d_ba
 from minigrad.kernels.elementwise import gelu_backward, gelu_forward, relu_backward, sigmoid_backward, tanh_backward
 from minigrad.kernels.reduce import sum_to_shape
 from minigrad.kernels.reference import (  # their kernels lost and were removed (see above)
-    cross_entropy_backward, log_softmax_backward, log_softmax_forward, relu_forward, sigmoid_forward, tanh_forward,
+    cross_entropy_backward, log_softmax_backward, relu_forward, sigmoid_forward, tanh_forward,
 )
-from minigrad.kernels.softmax import cross_entropy_forward, softmax_backward, softmax_forward
+from minigrad.kernels.softmax import cross_entropy_forward, log_softmax_forward, softmax_backward, softmax_forward
 
 __all__ = [
     "sigmoid_forward", "sigmoid_backward", "tanh_forward", "tanh_backward",

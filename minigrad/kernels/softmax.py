@@ -1,18 +1,19 @@
-"""Softmax and the fused log-softmax + cross-entropy, one row at a time.
+"""Softmax, log-softmax and the fused cross-entropy, one row at a time.
 
 A classifier's logits are (N, C) with small C (10 digits): NumPy then spends
 its time on per-row reduction overhead and on temporaries the size of the
-input. The kernels below make one or two passes over a row while it sits in
-L1 cache. The njit cores only see a C-contiguous 2-D (rows, C) array; the
-Python wrappers move the chosen axis last and flatten the others into rows.
+input. The Numba loops below make one pass over a row while it sits in L1
+cache. They only see a C-contiguous 2-D (rows, C) array; the Python wrappers
+move the chosen axis last and flatten the others into rows.
 
-Each row costs one exp per element, and Numba's exp is scalar where NumPy's
-is SIMD: that eats most of the gain. ``softmax_forward``, ``softmax_backward``
-and the fused ``cross_entropy_forward`` still win everywhere in
-``bench/bench_kernels.py``, so they are the kernels here. The kernels of
-``log_softmax_forward``, ``log_softmax_backward`` and ``cross_entropy_backward``
-did not win everywhere and were removed: ``minigrad.kernels`` exports their
-references (see ``__init__.py``).
+Each element also costs one exp, and Numba's ``math.exp`` is a scalar libm
+call where NumPy's ``np.exp`` is SIMD (AVX-512 here): a loop that calls exp
+per element loses most of what fusing gains (an all-Numba softmax reached
+only 1.5-2x its reference). So the forward passes split the work by what
+each does best: Numba subtracts each row's max, NumPy takes exp of the whole
+array at once, and Numba sums each row and scales it (softmax) or subtracts
+its log (log-softmax, cross-entropy). ``bench/bench_kernels.py`` measures
+the split version at 4-6x the NumPy reference.
 """
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ from minigrad.kernels import reference as ref
 
 @numba.njit(cache=True, error_model="numpy")
 def _row_max(x, r):
-    """Max of row r, in x's dtype: then x - max is float32 for float32 input, and math.exp
-    calls the faster single-precision expf. A NaN in the row makes the row's result NaN."""
+    """Max of row r, in x's dtype (so x - max stays float32 for float32 input).
+    A NaN in the row makes the row's result NaN."""
     m = x[r, 0]
     for j in range(1, x.shape[1]):
         if x[r, j] > m:
@@ -36,29 +37,56 @@ def _row_max(x, r):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _softmax_rows(x, out):
+def _shift_rows(x, out):
+    """out = x - the max of its row: every exp of it is <= 1, so nothing overflows."""
     for r in range(x.shape[0]):
         m = _row_max(x, r)
-        s = 0.0
         for j in range(x.shape[1]):
-            e = math.exp(x[r, j] - m)  # <= 1: no overflow
-            out[r, j] = e
-            s += e
-        inv = 1.0 / s
-        for j in range(x.shape[1]):
-            out[r, j] *= inv
+            out[r, j] = x[r, j] - m
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _log_softmax_row(x, r, out):
-    """Write row r of log_softmax(x) into out[r], for the fused cross-entropy."""
-    m = _row_max(x, r)
-    s = 0.0
-    for j in range(x.shape[1]):
-        s += math.exp(x[r, j] - m)
-    log_s = math.log(s)
-    for j in range(x.shape[1]):
-        out[r, j] = (x[r, j] - m) - log_s
+def _normalize_rows(e):
+    """Divide each row by its sum, in place."""
+    for r in range(e.shape[0]):
+        s = 0.0
+        for j in range(e.shape[1]):
+            s += e[r, j]
+        inv = 1.0 / s
+        for j in range(e.shape[1]):
+            e[r, j] *= inv
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _subtract_log_sum_rows(shifted, e):
+    """shifted -= log(sum of e's row), in place, where e = exp(shifted): log-softmax."""
+    for r in range(shifted.shape[0]):
+        s = 0.0
+        for j in range(shifted.shape[1]):
+            s += e[r, j]
+        log_s = math.log(s)
+        for j in range(shifted.shape[1]):
+            shifted[r, j] -= log_s
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _mean_negative_picked(log_probs, targets):
+    """Mean over rows of -log_probs[r, targets[r]]: the cross-entropy."""
+    total = 0.0
+    for r in range(log_probs.shape[0]):
+        total -= log_probs[r, targets[r]]
+    return total / log_probs.shape[0]  # 0/0 = nan for an empty batch, as torch's mean
+
+
+def _softmax_rows(x: np.ndarray, out: np.ndarray) -> None:
+    _shift_rows(x, out)  # Numba: one short loop per row
+    np.exp(out, out=out)  # NumPy: SIMD exp over the whole array
+    _normalize_rows(out)  # Numba: sum and scale each row while it is in cache
+
+
+def _log_softmax_rows(x: np.ndarray, out: np.ndarray) -> None:
+    _shift_rows(x, out)
+    _subtract_log_sum_rows(out, np.exp(out))
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -69,15 +97,6 @@ def _softmax_backward_rows(y, grad, out):
             dot += grad[r, j] * y[r, j]
         for j in range(y.shape[1]):
             out[r, j] = y[r, j] * (grad[r, j] - dot)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _cross_entropy_forward(logits, targets, log_probs):
-    total = 0.0
-    for r in range(logits.shape[0]):
-        _log_softmax_row(logits, r, log_probs)
-        total -= log_probs[r, targets[r]]
-    return total / logits.shape[0]  # 0/0 = nan for an empty batch, as torch's mean
 
 
 def _as_rows(x: np.ndarray, axis: int) -> np.ndarray:
@@ -112,6 +131,11 @@ def softmax_forward(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return _rowwise(_softmax_rows, axis, ref.check_float("x", x))
 
 
+def log_softmax_forward(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """(x - max) - log(sum(exp(x - max))) along ``axis``: never the log of a rounded-to-0 value."""
+    return _rowwise(_log_softmax_rows, axis, ref.check_float("x", x))
+
+
 def softmax_backward(y: np.ndarray, grad: np.ndarray, axis: int = -1) -> np.ndarray:
     """y * (grad - sum(grad * y)) from the saved output y = softmax(x)."""
     y = ref.check_float("y", y)
@@ -121,13 +145,12 @@ def softmax_backward(y: np.ndarray, grad: np.ndarray, axis: int = -1) -> np.ndar
 def cross_entropy_forward(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """Mean cross-entropy of (N, C) logits against integer targets, and the log-probabilities.
 
-    Fused: the log-softmax row is computed and the target's entry picked in
-    the same pass. ``log_probs`` is what the backward needs.
+    ``log_probs`` is what the backward needs.
     """
     logits = np.ascontiguousarray(ref.check_logits(logits))
     targets = np.ascontiguousarray(ref.check_targets(targets, logits))
     log_probs = np.empty_like(logits)
     if logits.shape[1] == 0:
         raise ValueError("cross_entropy needs at least one class")
-    loss = _cross_entropy_forward(logits, targets, log_probs)
-    return float(loss), log_probs
+    _log_softmax_rows(logits, log_probs)
+    return float(_mean_negative_picked(log_probs, targets)), log_probs
