@@ -14,6 +14,7 @@ from collections import OrderedDict
 import numpy as np
 
 from minigrad import dtypes
+from minigrad.autograd import differentiate as _differentiate
 from minigrad.autograd.graph import AccumulateGrad, add_hook
 from minigrad.autograd.grad_mode import is_grad_enabled
 
@@ -176,9 +177,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False, inputs=None) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of every leaf it depends on."""
-        from minigrad.autograd.differentiate import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        _differentiate.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self) -> "Tensor":
         """The same values (shared memory and version), cut from the graph."""

@@ -5,21 +5,19 @@ from typing import Sequence
 
 import numpy as np
 
+import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
 from minigrad.autograd.engine import run_backward
 
 
 def _as_tuple(x) -> tuple:
-    from minigrad.tensor import Tensor
-
-    if isinstance(x, Tensor):
+    if isinstance(x, _tensor.Tensor):
         return (x,)
     return tuple(x)
 
 
 def _seed(outputs: tuple, grad_outputs) -> tuple[list, list]:
     """The root edges and their initial gradients (ones for a scalar output)."""
-    from minigrad.tensor import Tensor
-
+    Tensor = _tensor.Tensor
     grad_outputs = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(

@@ -102,16 +102,17 @@ class AccumulateGrad(Node):
 
     def accumulate(self, grad) -> None:
         variable = self.variable
-        if variable.grad is None:
+        current = variable._grad  # not .grad: the shapes already match, and no warning applies
+        if current is None:
             # Keep a copy: the same gradient may be held by a hook or sent to
             # another leaf too (AddBackward passes one gradient to both inputs),
             # and a plain .grad is later accumulated in place.
-            variable.grad = grad if grad.grad_fn is not None else type(grad)._wrap(grad._data.copy())
-        elif grad.grad_fn is not None or variable.grad.grad_fn is not None:
-            variable.grad = variable.grad + grad  # create_graph: keep it differentiable
+            variable._grad = grad if grad.grad_fn is not None else type(grad)._wrap(grad._data.copy())
+        elif grad.grad_fn is not None or current.grad_fn is not None:
+            variable._grad = current + grad  # create_graph: keep it differentiable
         else:
-            variable.grad._data += grad._data
-            variable.grad._version_counter.value += 1
+            current._data += grad._data
+            current._version_counter.value += 1
 
 
 class RemovableHandle:
