@@ -1,4 +1,4 @@
-"""Smoke test of bench/bench_suite.py: --quick runs, exits 0 and writes every workload (no timing assertions)."""
+"""Smoke tests of bench/: the suite (--quick) and the hot-path profiler run, exit 0 and report everything (no timing assertions)."""
 import json
 import subprocess
 import sys
@@ -18,3 +18,11 @@ def test_bench_suite_quick(tmp_path):
     for name in WORKLOADS:
         assert name in data["workloads"], name
         assert "aborted" not in data["workloads"][name], data["workloads"][name]
+
+
+def test_profile_hot_path_runs_and_charges_every_group():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "profile_hot_path.py"), "--case", "chain"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for group in ("Function.apply + ctx", "engine", "graph nodes", "Tensor objects", "op formulas"):
+        assert group in proc.stdout, group
