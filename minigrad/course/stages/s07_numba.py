@@ -656,6 +656,6 @@ STAGE = Stage(
         "cross_entropy": ("minigrad.kernels.cross_entropy_forward", "minigrad.kernels.cross_entropy_backward",
                           "minigrad.kernels.reference.cross_entropy_forward",
                           "minigrad.kernels.reference.cross_entropy_backward",
-                          "minigrad.kernels.reference.log_softmax_forward"),
+                          "minigrad.kernels.log_softmax_forward", "minigrad.kernels.reference.log_softmax_forward"),
     },
 )
