@@ -171,20 +171,10 @@ def print_row(case: str, stats: dict) -> None:
 # 1. Op overhead
 # ---------------------------------------------------------------------------
 
-class MgDouble(minigrad.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * 2.0
+def double_function(lib):
+    """``y = 2x`` as a custom Function of ``lib`` (minigrad or torch): the same code for both."""
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * 2.0
-
-
-if torch is not None:
-    class TorchDouble(torch.autograd.Function):
+    class Double(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
@@ -195,63 +185,56 @@ if torch is not None:
             (x,) = ctx.saved_tensors
             return grad_output * 2.0
 
+    return Double
+
+
+def custom_function_case(lib):
+    """Workload 1a in ``lib``: (one timed iteration, a function returning y and x.grad)."""
+    double = double_function(lib)
+    x, ones = lib.tensor([1.5], requires_grad=True), lib.ones(1)
+
+    def step():
+        x.grad = None
+        double.apply(x).backward(ones)
+
+    def result():
+        step()
+        return {"y": double.apply(x).detach().numpy(), "grad": x.grad.numpy()}
+
+    return step, result
+
+
+def mul_add_sum_case(lib):
+    """Workload 1b in ``lib``: (one timed iteration, a function returning the three gradients)."""
+    xs = [lib.tensor([v], requires_grad=True) for v in (1.5, -2.0, 0.5)]
+
+    def step():
+        for t in xs:
+            t.grad = None
+        (xs[0] * xs[1] + xs[2]).sum().backward()
+
+    def result():
+        step()
+        return {f"g{i}": t.grad.numpy() for i, t in enumerate(xs)}
+
+    return step, result
+
 
 def workload_overhead(cfg) -> dict:
     results = {}
-    # custom Function
-    mx = minigrad.tensor([1.5], requires_grad=True)
-    mg_ones = minigrad.ones(1)
-
-    def mg_fn():
-        mx.grad = None
-        MgDouble.apply(mx).backward(mg_ones)
-
-    impls = {"minigrad": mg_fn}
-    mg_fn()
-    got = {"y": MgDouble.apply(mx).detach().numpy(), "grad": mx.grad.numpy()}
-    check_close("custom Function vs y=2x", got, {"y": [3.0], "grad": [2.0]}, 1e-6, 1e-6)
-    if torch is not None:
-        tx = torch.tensor([1.5], requires_grad=True)
-        t_ones = torch.ones(1)
-
-        def t_fn():
-            tx.grad = None
-            TorchDouble.apply(tx).backward(t_ones)
-
-        t_fn()
-        check_close("custom Function, minigrad vs torch", got,
-                    {"y": TorchDouble.apply(tx).detach().numpy(), "grad": tx.grad.numpy()}, 1e-6, 1e-6)
-        impls["torch"] = t_fn
-    results["custom_function"] = measure(impls, cfg.reps, cfg.inner_us)
-    print_row("custom Function y=2x fwd+bwd", results["custom_function"])
-
-    # (x*y+z).sum().backward()
-    vals = (1.5, -2.0, 0.5)
-    mt = [minigrad.tensor([v], requires_grad=True) for v in vals]
-
-    def mg_chain():
-        for t in mt:
-            t.grad = None
-        (mt[0] * mt[1] + mt[2]).sum().backward()
-
-    mg_chain()
-    got = {f"g{i}": t.grad.numpy() for i, t in enumerate(mt)}
-    check_close("x*y+z vs analytic", got, {"g0": [-2.0], "g1": [1.5], "g2": [1.0]}, 1e-6, 1e-6)
-    impls = {"minigrad": mg_chain}
-    if torch is not None:
-        tt = [torch.tensor([v], requires_grad=True) for v in vals]
-
-        def t_chain():
-            for t in tt:
-                t.grad = None
-            (tt[0] * tt[1] + tt[2]).sum().backward()
-
-        t_chain()
-        check_close("x*y+z, minigrad vs torch", got, {f"g{i}": t.grad.numpy() for i, t in enumerate(tt)},
-                    1e-6, 1e-6)
-        impls["torch"] = t_chain
-    results["mul_add_sum"] = measure(impls, cfg.reps, cfg.inner_us)
-    print_row("(x*y+z).sum().backward()", results["mul_add_sum"])
+    cases = (("custom_function", "custom Function y=2x fwd+bwd", custom_function_case, {"y": [3.0], "grad": [2.0]}),
+             ("mul_add_sum", "(x*y+z).sum().backward()", mul_add_sum_case,
+              {"g0": [-2.0], "g1": [1.5], "g2": [1.0]}))
+    libs = {"minigrad": minigrad, **({"torch": torch} if torch is not None else {})}
+    for key, label, make_case, closed_form in cases:
+        impls = {}
+        for name, lib in libs.items():
+            step, result = make_case(lib)
+            # each framework against the closed form, hence against each other
+            check_close(f"{label}: {name} vs the closed form", result(), closed_form, 1e-6, 1e-6)
+            impls[name] = step
+        results[key] = measure(impls, cfg.reps, cfg.inner_us)
+        print_row(label, results[key])
     return dict(unit="seconds per iteration (forward+backward)", cases=results)
 
 
@@ -397,6 +380,23 @@ def make_step_fns(name, mg_model, np_model, t_model, batches_np, lr):
     return impls
 
 
+def time_training_step(label: str, build, numpy_model, weights: list, batches: list, lr: float, cfg) -> dict:
+    """Load the same weights into minigrad, NumPy and torch, check one step agrees, time interleaved steps."""
+    mg_model = build(mnn)
+    load_into(mg_model.parameters(), weights, mg=True)
+    np_model = numpy_model(weights)
+    t_model = None
+    if torch is not None:
+        t_model = build(torch.nn)
+        load_into(t_model.parameters(), weights, mg=False)
+    diff = check_one_step(label, mg_model, np_model, t_model, *batches[0])
+    stats = measure(make_step_fns(label, mg_model, np_model, t_model, batches, lr=lr), cfg.reps, cfg.inner_step)
+    stats["batch"] = len(batches[0][0])
+    stats["max_abs_diff"] = diff
+    print_row(label, stats)
+    return stats
+
+
 def check_one_step(name, mg_model, np_model, t_model, x, y, rtol=2e-4, atol=2e-5):
     """Loss and every gradient of one step, from the same weights and batch, must agree."""
     mg_model.zero_grad()
@@ -450,20 +450,8 @@ def workload_mlp(cfg) -> dict:
         for _ in range(4):
             idx = rng.permutation(len(X))[:bs]
             batches.append((X[idx], Y[idx]))
-        mg_model = build_mlp(mnn)
-        load_into(mg_model.parameters(), weights, mg=True)
-        np_model = NumpyMLP(weights)
-        t_model = None
-        if torch is not None:
-            t_model = build_mlp(torch.nn)
-            load_into(t_model.parameters(), weights, mg=False)
-        diff = check_one_step(f"MLP {label}", mg_model, np_model, t_model, *batches[0])
-        impls = make_step_fns(label, mg_model, np_model, t_model, batches, lr=0.1)
-        stats = measure(impls, cfg.reps, cfg.inner_step)
-        stats["batch"] = bs
-        stats["max_abs_diff"] = diff
-        results[label] = stats
-        print_row(f"MLP step, {label} ({bs})", stats)
+        results[label] = time_training_step(f"MLP step, {label} ({bs})", build_mlp, NumpyMLP, weights, batches,
+                                            0.1, cfg)
 
     # accuracy after a short training (minigrad only)
     Xtr, Xte, ytr, yte = minigrad.data.train_test_split(X, Y, test_size=0.25, seed=0)
@@ -508,20 +496,7 @@ def workload_cnn(cfg) -> dict:
     X, Y = np.ascontiguousarray(X, np.float32), Y.astype(np.int64)
     rng = np.random.default_rng(3)
     batches = [(X[idx], Y[idx]) for idx in (rng.permutation(len(X))[:64] for _ in range(4))]
-    weights = cnn_weights()
-    mg_model = build_cnn(mnn)
-    load_into(mg_model.parameters(), weights, mg=True)
-    np_model = NumpyCNN(weights)
-    t_model = None
-    if torch is not None:
-        t_model = build_cnn(torch.nn)
-        load_into(t_model.parameters(), weights, mg=False)
-    diff = check_one_step("CNN batch 64", mg_model, np_model, t_model, *batches[0])
-    impls = make_step_fns("cnn", mg_model, np_model, t_model, batches, lr=0.05)
-    stats = measure(impls, cfg.reps, cfg.inner_step)
-    stats["batch"] = 64
-    stats["max_abs_diff"] = diff
-    print_row("CNN step, batch 64", stats)
+    stats = time_training_step("CNN step, batch 64", build_cnn, NumpyCNN, cnn_weights(), batches, 0.05, cfg)
     return dict(unit="seconds per training step", cases={"batch 64": stats})
 
 

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout, no install needed
 import minigrad  # noqa: E402
 import minigrad.nn as nn  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
+from bench_suite import double_function  # noqa: E402  (bench/ is on sys.path: this script's folder)
 
 GROUPS = (  # (group, path fragments), first match wins
     ("Function.apply + ctx", ("minigrad/autograd/function.py",)),
@@ -48,20 +49,9 @@ GROUPS = (  # (group, path fragments), first match wins
 )
 
 
-class Double(minigrad.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * 2.0
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * 2.0
-
-
 def case_custom_function():
     x, ones = minigrad.tensor([1.5], requires_grad=True), minigrad.ones(1)
+    Double = double_function(minigrad)
 
     def step():
         x.grad = None
