@@ -1,8 +1,6 @@
 """``backward`` and ``grad``: check the arguments, seed the gradients, run the engine."""
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -137,7 +137,7 @@ class FunctionCtx(Node):
         for i, (g, meta, needed) in enumerate(zip(grads, self._input_meta, self.needs_input_grad)):
             if g is not None:
                 if meta is None or not isinstance(g, _tensor.Tensor):
-                    self._bad_gradient(i, g)
+                    self._raise_bad_gradient(i, g)
                 shape, dtype = meta
                 if g._data.shape != shape:
                     g = self._sum_to_input(i, g, shape)
@@ -146,7 +146,7 @@ class FunctionCtx(Node):
             checked.append(g if needed else None)
         return tuple(checked)
 
-    def _bad_gradient(self, i: int, g) -> None:
+    def _raise_bad_gradient(self, i: int, g) -> NoReturn:
         if self._input_meta[i] is None:
             raise RuntimeError(
                 f"function {self.name()} returned a gradient different than None at position {i + 1}, "
@@ -247,7 +247,7 @@ class Function:
 def _mark_dirty_outputs(dirty: tuple, outputs: tuple) -> None:
     """Inputs modified in place: they must be returned, and their version goes up."""
     for t in dirty:
-        if not _is_one_of(t, outputs):
+        if _index_of(t, outputs) is None:
             raise RuntimeError(
                 "Some elements marked as dirty during the forward method were not returned as output. "
                 "The inputs that are modified inplace must all be outputs of the Function."
@@ -267,9 +267,9 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
     non_differentiable = ctx._non_differentiable
     connected = []
     for i, out in enumerate(outputs):
-        if _is_one_of(out, inputs) and not _is_one_of(out, ctx._dirty):
+        if _index_of(out, inputs) is not None and _index_of(out, ctx._dirty) is None:
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
-        if out._data.dtype.kind != "f" or _is_one_of(out, non_differentiable):
+        if out._data.dtype.kind != "f" or _index_of(out, non_differentiable) is not None:
             out._requires_grad = False
         else:
             out._requires_grad, out.grad_fn, out._output_nr = True, ctx, i
@@ -281,17 +281,9 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
     return tuple(connected)
 
 
-def _is_one_of(t, tensors: tuple) -> bool:
-    """``t in tensors`` by identity (``in`` would call Tensor.__eq__)."""
-    for other in tensors:
-        if other is t:
-            return True
-    return False
-
-
-def _index_of(t, outputs: tuple) -> int | None:
-    """The output number of ``t``, or None if it is not an output (compared by identity)."""
-    for i, o in enumerate(outputs):
+def _index_of(t, tensors: tuple) -> int | None:
+    """The position of ``t`` in ``tensors``, or None: by identity (``in`` would call Tensor.__eq__)."""
+    for i, o in enumerate(tensors):
         if o is t:
             return i
     return None

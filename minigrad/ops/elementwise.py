@@ -47,17 +47,18 @@ def _shape(x) -> tuple:
     return x._data.shape if isinstance(x, Tensor) else ()
 
 
-def _save_operands(ctx, a, b) -> None:
-    """Save the tensor operands (freed after backward); keep Python numbers on ctx."""
+def _save_operands(ctx, a, b, *also) -> None:
+    """Save the tensor operands (freed after backward), and ``also`` (e.g. the output);
+    keep Python numbers on ctx."""
     a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
-    ctx.save_for_backward(a if a_is_tensor else None, b if b_is_tensor else None)
+    ctx.save_for_backward(a if a_is_tensor else None, b if b_is_tensor else None, *also)
     ctx.scalars = (None if a_is_tensor else a, None if b_is_tensor else b)
 
 
 def _saved_operands(ctx) -> tuple:
-    """The two operands again: saved tensors, or the numbers kept on ctx."""
-    (a, b), (scalar_a, scalar_b) = ctx.saved_tensors, ctx.scalars
-    return (scalar_a if a is None else a, scalar_b if b is None else b)
+    """The two operands again (saved tensors, or the numbers kept on ctx), then whatever else was saved."""
+    (a, b, *also), (scalar_a, scalar_b) = ctx.saved_tensors, ctx.scalars
+    return (scalar_a if a is None else a, scalar_b if b is None else b, *also)
 
 
 class Add(Function):
@@ -134,14 +135,12 @@ class Pow(Function):
     def forward(ctx, a, b):
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _binary(np.power, a, b)
-        ctx.save_for_backward(*(t if isinstance(t, Tensor) else None for t in (a, b)), out)
-        ctx.scalars = tuple(None if isinstance(t, Tensor) else t for t in (a, b))
+        _save_operands(ctx, a, b, out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        a_t, b_t, out = ctx.saved_tensors
-        a, b = (t if t is not None else s for t, s in zip((a_t, b_t), ctx.scalars))
+        a, b, out = _saved_operands(ctx)
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad_b = None
         if need_a:

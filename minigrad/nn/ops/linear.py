@@ -14,8 +14,6 @@ and names it ``AddmmBackward0`` (``MmBackward0`` without a bias).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.tensor import Tensor
@@ -56,8 +54,9 @@ def fits_fused_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> boo
 
     Anything else (other ranks, mixed dtypes, wrong sizes) takes the generic
     operations, which broadcast, promote, and raise PyTorch's error messages.
+    (``F.linear`` has already refused a bias whose dtype differs from the weight's.)
     """
     x, w = input._data, weight._data
     if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[1] or x.dtype != w.dtype or x.dtype.kind != "f":
         return False
-    return bias is None or (bias._data.shape == (w.shape[0],) and bias._data.dtype == x.dtype)
+    return bias is None or bias._data.shape == (w.shape[0],)
