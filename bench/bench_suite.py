@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import json
 import math
 import os
@@ -346,37 +347,32 @@ class NumpyCNN:
     step = NumpyMLP.step
 
 
-def make_step_fns(name, mg_model, np_model, t_model, batches_np, lr):
-    """One training step per call for each framework, cycling through the same batches."""
-    mg_batches = [(minigrad.from_numpy(x.copy()), minigrad.from_numpy(y.copy())) for x, y in batches_np]
-    mg_opt = minigrad.optim.SGD(mg_model.parameters(), lr=lr)
-    state = {"mg": 0, "np": 0, "t": 0}
+def framework_step(lib, functional, model, batches_np: list, lr: float):
+    """One SGD step per call in minigrad or torch (the same code for both), cycling through the batches."""
+    batches = [(lib.from_numpy(x.copy()), lib.from_numpy(y.copy())) for x, y in batches_np]
+    opt = lib.optim.SGD(model.parameters(), lr=lr)
+    calls = itertools.count()
 
-    def mg_step():
-        x, y = mg_batches[state["mg"] % len(mg_batches)]
-        state["mg"] += 1
-        mg_opt.zero_grad()
-        MF.cross_entropy(mg_model(x), y).backward()
-        mg_opt.step()
+    def step():
+        x, y = batches[next(calls) % len(batches)]
+        opt.zero_grad()
+        functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    return step
+
+
+def make_step_fns(mg_model, np_model, t_model, batches_np, lr):
+    """One training step per call for each framework, cycling through the same batches."""
+    calls = itertools.count()
 
     def np_step():
-        x, y = batches_np[state["np"] % len(batches_np)]
-        state["np"] += 1
+        x, y = batches_np[next(calls) % len(batches_np)]
         np_model.step(x, y, lr)
 
-    impls = {"minigrad": mg_step, "numpy": np_step}
+    impls = {"minigrad": framework_step(minigrad, MF, mg_model, batches_np, lr), "numpy": np_step}
     if t_model is not None:
-        t_batches = [(torch.from_numpy(x.copy()), torch.from_numpy(y.copy())) for x, y in batches_np]
-        t_opt = torch.optim.SGD(t_model.parameters(), lr=lr)
-
-        def t_step():
-            x, y = t_batches[state["t"] % len(t_batches)]
-            state["t"] += 1
-            t_opt.zero_grad()
-            TF.cross_entropy(t_model(x), y).backward()
-            t_opt.step()
-
-        impls["torch"] = t_step
+        impls["torch"] = framework_step(torch, TF, t_model, batches_np, lr)
     return impls
 
 
@@ -390,7 +386,7 @@ def time_training_step(label: str, build, numpy_model, weights: list, batches: l
         t_model = build(torch.nn)
         load_into(t_model.parameters(), weights, mg=False)
     diff = check_one_step(label, mg_model, np_model, t_model, *batches[0])
-    stats = measure(make_step_fns(label, mg_model, np_model, t_model, batches, lr=lr), cfg.reps, cfg.inner_step)
+    stats = measure(make_step_fns(mg_model, np_model, t_model, batches, lr=lr), cfg.reps, cfg.inner_step)
     stats["batch"] = len(batches[0][0])
     stats["max_abs_diff"] = diff
     print_row(label, stats)
