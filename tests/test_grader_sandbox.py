@@ -68,7 +68,7 @@ def test_solutions_score_full_marks_and_exercises_zero(tmp_path, capsys):
             (tmp_path / folder / f"{key}.ipynb").write_bytes((ROOT / folder / f"{key}.ipynb").read_bytes())
     out = tmp_path / "out"
     code = _cli([str(tmp_path / "solutions"), str(tmp_path / "exercises"), "-j", "2", "--out", str(out)])
-    assert code == 0
+    assert code == 0, capsys.readouterr().out[-3000:]
     results = _results(out)
     for key in STAGE_KEYS:
         stage, _ = TEMPLATES[key]
@@ -86,7 +86,7 @@ def test_solutions_score_full_marks_and_exercises_zero(tmp_path, capsys):
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
     assert {r["learner"]: r["total"] for r in rows} == {
         "solutions": f"{sum(TEMPLATES[k][0].points for k in STAGE_KEYS):g}", "exercises": "0"}
-    assert not _sandbox_tokens()
+    assert not _sandbox_tokens(), [Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in _sandbox_tokens()]
 
 
 # -- hostile and broken submissions -----------------------------------------------------------------
