@@ -13,14 +13,8 @@ as functions), ``modules/`` (the layers that hold parameters and call them),
 """
 from minigrad.nn import functional, init
 from minigrad.nn.module import Module
-from minigrad.nn.modules import (
-    Conv2d, CrossEntropyLoss, Dropout, Flatten, Linear, MaxPool2d, ModuleList, MSELoss, ReLU,
-    Sequential, Sigmoid, Tanh,
-)
+from minigrad.nn.modules import *  # noqa: F403  (the layers; their list is modules.__all__)
+from minigrad.nn.modules import __all__ as _layers
 from minigrad.nn.parameter import Parameter
 
-__all__ = [
-    "Module", "Parameter", "functional", "init",
-    "Linear", "Conv2d", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "Flatten", "Dropout",
-    "Sequential", "ModuleList", "CrossEntropyLoss", "MSELoss",
-]
+__all__ = ["Module", "Parameter", "functional", "init", *_layers]

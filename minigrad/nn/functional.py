@@ -3,27 +3,36 @@
 A Module such as ``Linear`` only stores its parameters and calls the
 function here; the function does the computation. Most are a line or two of
 tensor operations, so autograd differentiates them (to any order) with no
-extra code. Four have a Function of their own in ``minigrad/nn/ops``:
-``conv2d`` and ``max_pool2d`` (Numba kernels), and ``cross_entropy`` and
-``linear`` (fused: one node instead of several, for speed).
+extra code. A few have a Function of their own in ``minigrad/nn/ops``:
+``conv2d`` and ``max_pool2d`` (Numba kernels), ``cross_entropy`` and
+``linear`` (fused: one node instead of several, for speed), ``gelu`` (a Numba
+kernel), ``softplus`` (overflow-free), ``binary_cross_entropy`` (PyTorch's
+clamps at 0 and 1).
 
-What minigrad leaves out, compared with ``torch.nn.functional``: loss
-weights, ``ignore_index`` and ``label_smoothing``; dilation, groups and
-string padding in conv2d; ``ceil_mode`` and ``dilation`` in max_pool2d;
-inputs without a batch dimension (conv2d and max_pool2d take NCHW,
-cross_entropy takes (N, C) scores).
+What minigrad leaves out, compared with ``torch.nn.functional``:
+``label_smoothing`` with class-index targets; dilation, groups and string
+padding in conv2d; ``ceil_mode`` and ``dilation`` in max_pool2d;
+``max_norm``, ``scale_grad_by_freq`` and ``sparse`` in embedding; the
+``inplace=True`` forms of the activations; inputs without a batch dimension
+in conv2d and max_pool2d (they take NCHW).
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
+from minigrad.autograd.grad_mode import no_grad
 from minigrad.creation import generator
-from minigrad.dtypes import int64
+from minigrad.dtypes import int32, int64
+from minigrad.functional_ops import cat, where
+from minigrad.nn.ops.activation import Gelu, Softplus
+from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
+from minigrad.ops.broadcast import wrap_dim
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor
 
@@ -45,14 +54,77 @@ def tanh(input: Tensor) -> Tensor:
     return input.tanh()
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``dim``. (PyTorch lets ``dim`` default, with a warning; here it is required.)"""
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's legacy choice when ``dim`` is left out: 0 for 0-, 1- and 3-D input, else 1 (with a warning)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first, as in PyTorch."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
     return Softmax.apply(input, dim)
 
 
-def log_softmax(input: Tensor, dim: int) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed without ever taking the log of a rounded-to-0 value."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
     return LogSoftmax.apply(input, dim)
+
+
+def _no_inplace(name: str, inplace: bool) -> None:
+    if inplace:
+        raise NotImplementedError(
+            f"{name}(inplace=True) is not supported by minigrad: call it with inplace=False (the default) "
+            "and assign the result"
+        )
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x), Phi the standard normal CDF; ``approximate="tanh"`` uses PyTorch's tanh formula."""
+    if approximate == "none":
+        return Gelu.apply(input)
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (inner.tanh() + 1)
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x) (also called swish)."""
+    _no_inplace("silu", inplace)
+    return input * input.sigmoid()
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x (the derivative at 0 is negative_slope, as in PyTorch)."""
+    _no_inplace("leaky_relu", inplace)
+    return where(input > 0, input, input * negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1).
+
+    The exponential sees ``min(x, 0)``: for a large positive x, exp(x) would
+    overflow, and 0 * inf in the unused branch's gradient would be NaN.
+    """
+    _no_inplace("elu", inplace)
+    return where(input > 0, input, (input.clamp(max=0).exp() - 1) * alpha)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, smooth ReLU; x itself where beta * x > threshold."""
+    return Softplus.apply(input, beta, threshold)
 
 
 # -- layers -------------------------------------------------------------------
@@ -121,6 +193,271 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return input.flatten(start_dim, end_dim)
 
 
+def _window_sum(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], out_hw: tuple[int, int]) -> Tensor:
+    """Sum of each kernel window of NCHW ``x``: one strided slice per kernel offset, added up.
+
+    Slices are views and addition is differentiable to any order, so the pool
+    needs no Function of its own (at kH * kW nodes, fine for small kernels).
+    """
+    (kh, kw), (sh, sw), (oh, ow) = kernel, stride, out_hw
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            part = x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            total = part if total is None else total + part
+    return total
+
+
+def _pool_out_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
+    """PyTorch's output length; with ceil_mode the last window must start inside the input or left padding."""
+    span = size + 2 * p - k
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """The mean of each kernel_size window of (N, C, H, W) or (C, H, W) ``input``.
+
+    ``stride`` defaults to ``kernel_size``. Zero padding counts in the divisor
+    unless ``count_include_pad=False``; ``divisor_override`` replaces the
+    divisor. With ``ceil_mode`` a last, partial window is kept (its divisor
+    counts only the cells inside input and padding, as in PyTorch).
+    """
+    kernel = _pair("kernel_size", kernel_size)
+    strides = kernel if stride is None or stride == [] else _pair("stride", stride)
+    pads = _pair("padding", padding)
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, got {input.ndim}D")
+    for k, p in zip(kernel, pads):
+        if p > k // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation=1"
+            )
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    batched = input if input.ndim == 4 else input.unsqueeze(0)
+    h, w = batched.shape[2:]
+    out_hw = tuple(_pool_out_size(n, k, s, p, ceil_mode) for n, k, s, p in zip((h, w), kernel, strides, pads))
+    # Pad by `padding`, plus zeros past the padding for the windows ceil_mode adds.
+    extra = [max(0, (o - 1) * s + k - (n + 2 * p)) for o, s, k, n, p in zip(out_hw, strides, kernel, (h, w), pads)]
+    padded = pad(batched, (pads[1], pads[1] + extra[1], pads[0], pads[0] + extra[0]))
+    sums = _window_sum(padded, kernel, strides, out_hw)
+    if divisor_override is not None:
+        out = sums / divisor_override
+    else:
+        counted = np.zeros((1, 1) + padded.shape[2:], dtype=padded._data.dtype)  # cells that count
+        if count_include_pad:
+            counted[..., :h + 2 * pads[0], :w + 2 * pads[1]] = 1
+        else:
+            counted[..., pads[0]:pads[0] + h, pads[1]:pads[1] + w] = 1
+        out = sums / _window_sum(Tensor._wrap(counted), kernel, strides, out_hw)
+    return out if input.ndim == 4 else out.squeeze(0)
+
+
+def _adaptive_bins(size: int, out: int) -> list[tuple[int, int]]:
+    """PyTorch's bins: from floor(i * size / out) to ceil((i + 1) * size / out); they may overlap."""
+    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average (N, C, H, W) or (C, H, W) ``input`` down to ``output_size`` cells, whatever H and W are.
+
+    ``output_size`` is an int or a pair; None in the pair keeps that dimension.
+    ``adaptive_avg_pool2d(x, 1)`` is the global average pool of a CNN's head.
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
+    sizes = (output_size, output_size) if isinstance(output_size, (int, np.integer)) else tuple(output_size)
+    if len(sizes) != 2:
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be an int or a pair, got {output_size!r}")
+    h, w = input.shape[-2:]
+    oh, ow = (n if o is None else int(o) for o, n in zip(sizes, (h, w)))
+    rows = [input[..., a:b, :].mean(-2, keepdim=True) for a, b in _adaptive_bins(h, oh)]
+    x = cat(rows, -2) if len(rows) > 1 else rows[0]
+    cols = [x[..., a:b].mean(-1, keepdim=True) for a, b in _adaptive_bins(w, ow)]
+    return cat(cols, -1) if len(cols) > 1 else cols[0]
+
+
+def _pad_indices(mode: str, n: int, left: int, right: int, dim: int, shape: tuple) -> np.ndarray:
+    """The source index of every output position along one dimension, for the non-constant modes."""
+    positions = np.arange(-left, n + right)
+    if mode == "replicate":
+        return np.clip(positions, 0, n - 1)
+    if mode == "circular":
+        if left > n or right > n:
+            raise ValueError("Padding value causes wrapping around more than once.")
+        return positions % n
+    if left >= n or right >= n:
+        raise RuntimeError(
+            f"Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+            f"padding ({left}, {right}) at dimension {dim} of input {list(shape)}"
+        )
+    return _reflect(positions, n)
+
+
+def _reflect(positions: np.ndarray, n: int) -> np.ndarray:
+    """Mirror positions outside [0, n) back inside, without repeating the edge (PyTorch's "reflect")."""
+    period = 2 * (n - 1)
+    folded = np.abs(positions) % period if period else np.zeros_like(positions)
+    return np.where(folded >= n, period - folded, folded)
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad (or, with negative sizes, crop) the last ``len(pad) // 2`` dimensions.
+
+    ``pad`` lists (left, right) for the last dimension, then the one before it,
+    and so on, as in PyTorch. ``mode`` is "constant" (filled with ``value``,
+    default 0), "reflect", "replicate" or "circular". Built from ``cat``, slicing
+    and indexing, so it is differentiable to any order.
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension "
+                           f"but got padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unsupported padding mode: {mode}")
+    if mode != "constant" and value not in (None, 0):
+        raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument.')
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        if mode != "constant" and (left > 0 or right > 0):
+            idx = _pad_indices(mode, out.shape[dim], max(left, 0), max(right, 0), dim, tuple(input.shape))
+            out = out[(slice(None),) * dim + (idx,)]
+            left, right = min(left, 0), min(right, 0)
+        if left < 0 or right < 0:  # negative padding crops
+            n = out.shape[dim]
+            out = out[(slice(None),) * dim + (slice(max(-left, 0), n - max(-right, 0)),)]
+        blocks = []
+        for size in (left, right):
+            if size > 0:
+                shape = out.shape[:dim] + (size,) + out.shape[dim + 1:]
+                blocks.append(Tensor._wrap(np.full(shape, 0 if value is None else value, dtype=out._data.dtype)))
+            else:
+                blocks.append(None)
+        if blocks[0] is not None or blocks[1] is not None:
+            out = cat([b for b in (blocks[0], out, blocks[1]) if b is not None], dim)
+    return out
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """(..., num_classes) int64 with a 1 at each class index; ``num_classes=-1`` means max + 1."""
+    if not isinstance(tensor, Tensor) or tensor.dtype != int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    t = tensor._data
+    if num_classes == -1:
+        if t.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(t.max()) + 1
+    if t.size and t.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if t.size and t.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._wrap((t[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+def _check_embedding_options(max_norm, scale_grad_by_freq: bool, sparse: bool) -> None:
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            "minigrad's embedding supports neither max_norm, scale_grad_by_freq nor sparse gradients: "
+            "leave them at their defaults"
+        )
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Row ``input[...]`` of ``weight`` for every index: a lookup table, differentiable in ``weight``.
+
+    The row at ``padding_idx`` is looked up like any other but gets no gradient,
+    so a padding vector stays as it was initialised (zeros, in ``nn.Embedding``).
+    """
+    _check_embedding_options(max_norm, scale_grad_by_freq, sparse)
+    if not isinstance(input, Tensor) or input.dtype not in (int64, int32):
+        got = input.dtype if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got {got} instead (while checking arguments for embedding)"
+        )
+    n = weight.shape[0]
+    idx = input._data
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    rows = weight[input]
+    if padding_idx is None:
+        return rows
+    padding_idx = padding_idx + n if padding_idx < 0 else padding_idx
+    frozen = Tensor._wrap(idx[..., None] == padding_idx)  # padding rows: the value, not its gradient
+    return where(frozen, rows.detach(), rows)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each sample over its last ``len(normalized_shape)`` dimensions, then scale and shift.
+
+    (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance (as PyTorch).
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    k = len(shape)
+    if tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    dims = tuple(range(input.ndim - k, input.ndim))
+    centered = input - input.mean(dims, keepdim=True)
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dimension 1) over the batch and any spatial dimensions.
+
+    Training: use the batch's mean and biased variance, and move the running
+    statistics (if given) toward the batch's, in place:
+    ``running = (1 - momentum) * running + momentum * batch`` (the running
+    variance takes the *unbiased* batch variance, as in PyTorch). Evaluation:
+    use the running statistics, so a sample's output does not depend on its batch.
+    """
+    if input.ndim < 2:
+        raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+    channels = input.shape[1]
+    view = (1, channels) + (1,) * (input.ndim - 2)
+    dims = (0,) + tuple(range(2, input.ndim))
+    if training:
+        count = input.numel() // channels
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            with no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.detach().reshape(channels) * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(channels) * (count / (count - 1))
+                    running_var.mul_(1 - momentum).add_(unbiased * momentum)
+        out = centered / (var + eps).sqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm: running_mean and running_var must be given when training=False")
+        out = (input - running_mean.reshape(view)) / (running_var.reshape(view) + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(view)
+    return out if bias is None else out + bias.reshape(view)
+
+
 # -- losses -------------------------------------------------------------------
 def _reduce(losses: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
@@ -133,6 +470,22 @@ def _check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` pair, turned into a ``reduction`` (with its warning)."""
+    if size_average is None and reduce is None:
+        _check_reduction(reduction)
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return reduction
+
+
 def _check_tensors(fn: str, input, target) -> None:
     """A NumPy target is a common slip: say so, instead of failing on a missing method."""
     for name, value in (("input", input), ("target", target)):
@@ -140,18 +493,25 @@ def _check_tensors(fn: str, input, target) -> None:
             raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(value).__name__}")
 
 
+def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
+    """(N, 1) against (N,) broadcasts to (N, N), which is almost never what was meant: PyTorch warns."""
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _check_class_targets(input: Tensor, target: Tensor, fn: str) -> None:
-    """(N, C) scores and N int64 class indices in [0, C), with PyTorch's errors."""
+    """(N, C) scores and N int64 class indices in [0, C), with PyTorch's errors (the fused path)."""
     if input.ndim != 2:
         raise RuntimeError(
             f"{fn} expects input of shape (N, C), one row of class scores per sample, but got "
             f"shape {list(input.shape)} (minigrad supports only this 2-D form)"
         )
-    if target.dtype != int64:
-        raise RuntimeError(
-            f"expected target dtype to be Long (minigrad.int64), but got {target.dtype}: class "
-            "indices must be int64 (call .long()), class probabilities must have the input's shape"
-        )
+    _check_target_dtype(target)
     if target.ndim != 1:
         raise RuntimeError(
             f"0D or 1D target tensor expected, multi-target not supported: got target of shape "
@@ -167,16 +527,59 @@ def _check_class_targets(input: Tensor, target: Tensor, fn: str) -> None:
         raise IndexError(f"Target {bad[0]} is out of bounds.")
 
 
-def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def _check_target_dtype(target: Tensor) -> None:
+    if target.dtype != int64:
+        raise RuntimeError(
+            f"expected target dtype to be Long (minigrad.int64), but got {target.dtype}: class "
+            "indices must be int64 (call .long()), class probabilities must have the input's shape"
+        )
+
+
+def _as_rows(input: Tensor, target: Tensor) -> tuple[Tensor, np.ndarray]:
+    """(C,), (N, C) or (N, C, d1, ...) scores as (M, C) rows, and the targets as M indices.
+
+    The class dimension is 1 (0 for a single sample), as in PyTorch.
+    """
+    _check_target_dtype(target)
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError(
+                f"For an unbatched input of shape {list(input.shape)} the target must be a 0-D class index, "
+                f"but got target of shape {list(target.shape)}"
+            )
+        return input.unsqueeze(0), target._data.reshape(1)
+    if input.ndim < 1 or target.ndim != input.ndim - 1:
+        raise RuntimeError(
+            f"0D or 1D target tensor expected, multi-target not supported: got target of shape "
+            f"{list(target.shape)} for input of shape {list(input.shape)}"
+        )
+    if target.shape[0] != input.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
+        )
+    if target.shape[1:] != input.shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
+    classes = input.shape[1]
+    if input.ndim > 2:  # move the class dimension last, then one row per position
+        input = input.permute(0, *range(2, input.ndim), 1).reshape(-1, classes)
+    return input, target._data.reshape(-1)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+                  ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """The loss of classifying with scores ``input`` (N, C, raw logits) when ``target`` is right.
 
-    ``target`` is either N class indices (int64 in [0, C)) or, as in PyTorch,
-    (N, C) class probabilities (a float tensor of the input's shape). Equal to
-    ``nll_loss(log_softmax(input, 1), target)``, computed in one fused node
-    for class indices.
+    ``target`` is either class indices (int64 in [0, C), shape (N,)) or, as in
+    PyTorch, class probabilities (a float tensor of the input's shape). Equal
+    to ``nll_loss(log_softmax(input, 1), target, ...)``; the common case
+    (2-D scores, class indices, no weight or ignored targets) is one fused node.
+    ``label_smoothing`` works with class probabilities only in minigrad.
     """
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_tensors("cross_entropy", input, target)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if target.is_floating_point():
         if input.ndim != 2 or target.shape != input.shape:
             raise RuntimeError(
@@ -184,33 +587,158 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
                 f"shape (N, C), but got target of shape {list(target.shape)} for input of shape "
                 f"{list(input.shape)}; pass class indices as an int64 tensor of shape (N,)"
             )
-        return _reduce(-(target * input.log_softmax(1)).sum(1), reduction)
-    _check_class_targets(input, target, "cross_entropy")
-    return CrossEntropy.apply(input, target, reduction)
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / input.shape[1]
+        products = target * input.log_softmax(1)
+        if weight is not None:
+            products = products * weight
+        losses = -products.sum(1)
+        return _reduce(losses, reduction)
+    if label_smoothing:
+        raise NotImplementedError(
+            "minigrad's cross_entropy supports label_smoothing only with class-probability targets: "
+            "pass one_hot(target, C).float() as the target"
+        )
+    fused = (weight is None and input.ndim == 2 and target.ndim == 1
+             and not (target._data == ignore_index).any())
+    if fused:
+        _check_class_targets(input, target, "cross_entropy")
+        return CrossEntropy.apply(input, target, reduction)
+    if input.ndim < 1:
+        raise RuntimeError(f"cross_entropy expects class scores of shape (C,), (N, C) or (N, C, d1, ...), "
+                           f"but got shape {list(input.shape)}")
+    return nll_loss(input.log_softmax(0 if input.ndim == 1 else 1), target, weight, None, ignore_index, None, reduction)
 
 
-def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood: ``-input[i, target[i]]``, for ``input`` of log-probabilities (N, C)."""
-    _check_reduction(reduction)
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood: ``-weight[t] * input[i, t]`` for each sample i with target class t.
+
+    ``input`` holds log-probabilities, (N, C) or (N, C, d1, ...) or (C,).
+    Targets equal to ``ignore_index`` add nothing. ``"mean"`` divides by the
+    summed weights of the targets that count (not by N), as PyTorch does.
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_tensors("nll_loss", input, target)
-    _check_class_targets(input, target, "nll_loss")
-    return _reduce(-input[np.arange(input.shape[0]), target], reduction)
+    rows, t = _as_rows(input, target)
+    classes = rows.shape[1]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {classes} classes or no classes but got "
+            f"weight tensor of shape: {list(weight.shape)}"
+        )
+    counts = t != ignore_index
+    bad = t[counts & ((t < 0) | (t >= classes))]
+    if bad.size:
+        raise IndexError(f"Target {bad[0]} is out of bounds.")
+    safe = np.where(counts, t, 0)
+    dtype = rows._data.dtype
+    w = counts.astype(dtype) if weight is None else weight._data[safe].astype(dtype) * counts
+    losses = -rows[np.arange(len(t)), safe] * Tensor._wrap(w)
+    if reduction == "none":
+        return losses.reshape(target.shape)
+    if reduction == "sum":
+        return losses.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):  # nothing counts: 0 / 0 = nan, as in PyTorch
+        return losses.sum() / Tensor._wrap(np.asarray(w.sum(), dtype=dtype))
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean squared error, ``((input - target) ** 2).mean()``.
 
     Shapes that differ are broadcast, with PyTorch's warning: (N, 1) against
     (N,) broadcasts to (N, N), which is almost never what was meant.
     """
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_tensors("mse_loss", input, target)
-    if target.shape != input.shape:
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            UserWarning,
-            stacklevel=2,
-        )
+    _warn_size_mismatch(input, target)
     diff = input - target
-    return _reduce(diff * diff, reduction)
+    losses = diff * diff
+    return _reduce(losses if weight is None else losses * weight, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error, ``(input - target).abs().mean()`` (the derivative at 0 is 0)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("l1_loss", input, target)
+    _warn_size_mismatch(input, target)
+    losses = (input - target).abs()
+    return _reduce(losses if weight is None else losses * weight, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Squared below ``beta``, absolute above: 0.5 d^2 / beta if |d| < beta, else |d| - 0.5 beta.
+
+    Quadratic near 0 (smooth), linear far out (robust to outliers); beta = 0 is the L1 loss.
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("smooth_l1_loss", input, target)
+    _warn_size_mismatch(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = input - target
+    if beta == 0:
+        return _reduce(diff.abs(), reduction)
+    size = diff.abs()
+    return _reduce(where(size < beta, diff * diff * (0.5 / beta), size - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """``delta * smooth_l1_loss(..., beta=delta)``: 0.5 d^2 if |d| < delta, else delta * (|d| - 0.5 delta)."""
+    _check_reduction(reduction)
+    _check_tensors("huber_loss", input, target)
+    _warn_size_mismatch(input, target)
+    diff = input - target
+    size = diff.abs()
+    losses = where(size < delta, diff * diff * 0.5, (size - 0.5 * delta) * delta)
+    return _reduce(losses if weight is None else losses * weight, reduction)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """-(t log x + (1 - t) log(1 - x)) for probabilities ``input`` in [0, 1] and targets ``t``.
+
+    Each log is clamped at -100 (as in PyTorch), so a probability of exactly 0
+    or 1 gives a finite loss and gradient; see ``nn/ops/binary_cross_entropy.py``.
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("binary_cross_entropy", input, target)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
+            "deprecated. Please ensure they have the same size."
+        )
+    x = input._data
+    if x.size and not ((x >= 0) & (x <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is not None:
+        weight = weight.expand(input.shape)
+    return _reduce(BinaryCrossEntropy.apply(input, target.to(input.dtype), weight), reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """``binary_cross_entropy(sigmoid(input), target)`` computed from the logits, without overflow.
+
+    PyTorch's arrangement: with m = max(-x, 0),
+    ``loss = (1 - t) x + (1 + (pos_weight - 1) t) (m + log(exp(-m) + exp(-x - m)))``;
+    ``pos_weight`` (one per class, the last dimension) weighs the positive targets.
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("binary_cross_entropy_with_logits", input, target)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    m = (-input).clamp(min=0)
+    log_one_plus_exp = m + ((-m).exp() + (-input - m).exp()).log()  # log(1 + exp(-x)), stable
+    if pos_weight is not None:
+        log_one_plus_exp = log_one_plus_exp * ((pos_weight - 1) * target + 1)
+    losses = (1 - target) * input + log_one_plus_exp
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction)

@@ -1,14 +1,23 @@
 """The layers, one file per kind, as in ``torch/nn/modules``."""
-from minigrad.nn.modules.activation import ReLU, Sigmoid, Tanh
+from minigrad.nn.modules.activation import (
+    ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh,
+)
+from minigrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from minigrad.nn.modules.container import ModuleList, Sequential
 from minigrad.nn.modules.conv import Conv2d
 from minigrad.nn.modules.dropout import Dropout
 from minigrad.nn.modules.flatten import Flatten
-from minigrad.nn.modules.linear import Linear
-from minigrad.nn.modules.loss import CrossEntropyLoss, MSELoss
-from minigrad.nn.modules.pooling import MaxPool2d
+from minigrad.nn.modules.linear import Identity, Linear
+from minigrad.nn.modules.loss import (
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+)
+from minigrad.nn.modules.normalization import LayerNorm
+from minigrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from minigrad.nn.modules.sparse import Embedding
 
 __all__ = [
-    "Linear", "Conv2d", "MaxPool2d", "ReLU", "Tanh", "Sigmoid", "Flatten", "Dropout",
-    "Sequential", "ModuleList", "CrossEntropyLoss", "MSELoss",
+    "Linear", "Identity", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "Dropout",
+    "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus", "Softmax", "LogSoftmax",
+    "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding", "Sequential", "ModuleList",
+    "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
 ]

@@ -1,4 +1,4 @@
-"""``Linear``: y = x @ weight.T + bias, the fully connected layer."""
+"""``Linear``: y = x @ weight.T + bias, the fully connected layer; and ``Identity``, which passes x through."""
 from __future__ import annotations
 
 import math
@@ -9,6 +9,16 @@ from minigrad.nn import init
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
 from minigrad.tensor import Tensor
+
+
+class Identity(Module):
+    """Returns its input unchanged: a placeholder where a layer is optional. Any arguments are ignored."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
 
 
 class Linear(Module):

@@ -27,22 +27,34 @@ class Linear(Function):
         out = input._data @ weight._data.T
         if bias is not None:
             out += bias._data
-        ctx.save_for_backward(input, weight)
+        need_input, need_weight = ctx.needs_input_grad[:2]
+        # input only for the weight's gradient, weight only for the input's (as PyTorch's addmm)
+        ctx.save_for_backward(input if need_weight else None, weight if need_input else None)
         return Tensor._wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        need_input, need_weight, need_bias = ctx.needs_input_grad
-        if not is_grad_enabled():  # an ordinary backward: straight to NumPy, no nodes
-            g = grad._data
-            return (Tensor._wrap(g @ weight._data) if need_input else None,
-                    Tensor._wrap(g.T @ input._data) if need_weight else None,
-                    Tensor._wrap(g.sum(0)) if need_bias else None)
-        # create_graph=True: the same formulas, recorded, so they can be differentiated again
-        return (grad @ weight if need_input else None,
-                grad.T @ input if need_weight else None,
-                grad.sum(0) if need_bias else None)
+        return linear_backward(input, weight, grad, ctx.needs_input_grad)
+
+
+def linear_backward(input: Tensor | None, weight: Tensor | None, grad: Tensor,
+                    needed: tuple) -> tuple:
+    """(d input, d weight, d bias) = (grad @ weight, grad.T @ input, grad.sum(0)), where ``needed``.
+
+    An ordinary backward goes straight to NumPy and records nothing; with
+    ``create_graph=True`` its twin, the same formulas from tensor operations, is
+    recorded so that it can be differentiated again. Same BLAS calls, same values.
+    """
+    need_input, need_weight, need_bias = needed
+    if not is_grad_enabled():
+        g = grad._data
+        return (Tensor._wrap(g @ weight._data) if need_input else None,
+                Tensor._wrap(g.T @ input._data) if need_weight else None,
+                Tensor._wrap(g.sum(0)) if need_bias else None)
+    return (grad @ weight if need_input else None,
+            grad.T @ input if need_weight else None,
+            grad.sum(0) if need_bias else None)
 
 
 class LinearNoBias(Linear):

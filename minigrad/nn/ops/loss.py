@@ -16,6 +16,7 @@ import numpy as np
 from minigrad import kernels
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
+from minigrad.ops.elementwise import Where
 from minigrad.tensor import Tensor
 
 
@@ -34,30 +35,42 @@ class CrossEntropy(Function):
                 loss = losses.sum() / len(targets)
         else:
             loss = losses.sum() if reduction == "sum" else losses
+        # Only the create_graph twin of the backward reads the input (an ordinary backward uses
+        # log_probs). PyTorch saves the log-probabilities instead, so changing the input in
+        # place after the loss is an error here only under create_graph=True.
         ctx.save_for_backward(input)
         ctx.log_probs, ctx.targets, ctx.reduction = log_probs, targets, reduction
         return Tensor._wrap(np.asarray(loss, dtype=input._data.dtype))
 
     @staticmethod
     def backward(ctx, grad):
-        # Row i's gradient is (softmax(x_i) - onehot(t_i)) times the gradient its loss received.
-        targets, n = ctx.targets, len(ctx.targets)
-        rows = np.arange(n)
-        if ctx.reduction == "none":
-            scale = grad.unsqueeze(1)  # one gradient per row
-        elif ctx.reduction == "mean":
-            scale = grad / n
-        else:
-            scale = grad
-        if not is_grad_enabled():
-            # An ordinary backward: all in NumPy, from the log-probabilities forward kept.
-            grad_input = np.exp(ctx.log_probs)
-            grad_input[rows, targets] -= 1
-            grad_input *= scale._data
-            return Tensor._wrap(grad_input), None, None
-        # create_graph=True: the same formula from tensor operations on the saved input,
-        # so that this gradient is recorded and can be differentiated again.
-        input, = ctx.saved_tensors
-        onehot = np.zeros(input.shape, input._data.dtype)
-        onehot[rows, targets] = 1
-        return (input.softmax(1) - Tensor._wrap(onehot)) * scale, None, None
+        return cross_entropy_backward(ctx, grad), None, None
+
+
+def cross_entropy_backward(ctx, grad: Tensor) -> Tensor:
+    """d input = softmax(x) * s - onehot(t) * s, where s is the gradient row i's loss received.
+
+    Computed as PyTorch's two nodes compute it (nll_loss puts -s at the target,
+    log_softmax's backward subtracts softmax * sum): ``p * s`` off the target and
+    ``p * s - s`` on it, never ``(p - 1) * s`` or ``onehot * s``, which differ from
+    PyTorch when s is inf (NaN instead of inf, or 0 * inf). An ordinary backward
+    runs in NumPy from the log-probabilities forward kept; with ``create_graph=True``
+    its twin computes the same values from tensor operations on the saved input,
+    recorded so that they can be differentiated again.
+    """
+    targets, n, reduction = ctx.targets, len(ctx.targets), ctx.reduction
+    rows = np.arange(n)
+    if not is_grad_enabled():
+        g = grad._data
+        with np.errstate(divide="ignore", invalid="ignore"):  # an empty batch: g / 0
+            scale = g[:, None] if reduction == "none" else g / n if reduction == "mean" else g
+        grad_input = np.exp(ctx.log_probs)
+        grad_input *= scale
+        grad_input[rows, targets] -= scale[:, 0] if reduction == "none" else scale
+        return Tensor._wrap(grad_input)
+    input, = ctx.saved_tensors
+    scale = grad.unsqueeze(1) if reduction == "none" else grad / n if reduction == "mean" else grad
+    scaled = input.log_softmax(1).exp() * scale  # the same kernel as forward: the same p
+    on_target = np.zeros(input.shape, dtype=bool)
+    on_target[rows, targets] = True
+    return Where.apply(on_target, scaled - scale, scaled)

@@ -1,0 +1,98 @@
+"""``BatchNorm1d`` and ``BatchNorm2d``: normalise each channel over the batch, and remember the statistics.
+
+In training a batch is normalised with its own mean and variance, and the
+running statistics (buffers ``running_mean``, ``running_var``, counted by
+``num_batches_tracked``) move toward them. After ``eval()`` the running
+statistics are used instead, so a prediction no longer depends on the rest of
+its batch. Forgetting ``model.eval()`` before testing is the classic bug.
+"""
+from __future__ import annotations
+
+from minigrad.autograd.grad_mode import no_grad
+from minigrad.creation import ones, tensor, zeros
+from minigrad.dtypes import int64
+from minigrad.nn import functional as F
+from minigrad.nn import init
+from minigrad.nn.module import Module
+from minigrad.nn.parameter import Parameter
+from minigrad.tensor import Tensor
+
+
+class _BatchNorm(Module):
+    _accepted_ndims: tuple = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(ones(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in self._accepted_ndims:
+            dims = " or ".join(f"{d}D" for d in self._accepted_ndims)
+            raise ValueError(f"expected {dims} input (got {input.ndim}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # a cumulative moving average: the mean of all batches so far
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        # Batch statistics while training, or when there are no running statistics to use.
+        use_batch = self.training or self.running_mean is None
+        tracking = not self.training or self.track_running_stats
+        return F.batch_norm(
+            input,
+            self.running_mean if tracking else None,
+            self.running_var if tracking else None,
+            self.weight, self.bias, use_batch, factor, self.eps,
+        )
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Over (N, C) features or (N, C, L) sequences: statistics per channel C."""
+
+    _accepted_ndims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Over (N, C, H, W) images: statistics per channel, across the batch and every pixel."""
+
+    _accepted_ndims = (4,)

@@ -1,0 +1,90 @@
+"""GELU, Softplus and erf as Functions: activations that need a function NumPy lacks, or care at the edges.
+
+Most activations in ``functional`` are a few tensor operations, which
+autograd differentiates to any order. These three are not:
+
+- ``erf`` has no NumPy ufunc, so it needs a forward of its own; its
+  derivative ``2/sqrt(pi) * exp(-x*x)`` is written with tensor operations,
+  so it can be differentiated again.
+- ``gelu`` (``x * Phi(x)``, exact) runs the Numba kernels of
+  ``minigrad.kernels`` on an ordinary pass; under ``create_graph=True`` its
+  backward is the same formula built from tensor operations (with ``erf``
+  above), so both derivative formulas live here, side by side.
+- ``softplus`` is ``log(1 + exp(beta*x)) / beta``, which overflows if written
+  as it reads; the forward uses ``logaddexp`` and returns ``x`` itself above
+  ``threshold``, as PyTorch does (its derivative there is exactly 1).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minigrad import kernels
+from minigrad.autograd.function import Function
+from minigrad.autograd.grad_mode import is_grad_enabled
+from minigrad.kernels.reference import _erf as _erf_array
+from minigrad.ops.elementwise import Where
+from minigrad.tensor import Tensor
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+class Erf(Function):
+    """erf(x) = 2/sqrt(pi) * integral from 0 to x of exp(-t*t) dt."""
+
+    node_name = "ErfBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Tensor._wrap(_erf_array(x._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return grad * ((x * x).neg().exp() * _TWO_OVER_SQRT_PI)
+
+
+class Gelu(Function):
+    """gelu(x) = x * Phi(x), Phi the standard normal CDF; d/dx = Phi(x) + x * phi(x)."""
+
+    node_name = "GeluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Tensor._wrap(kernels.gelu_forward(x._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        if not is_grad_enabled():  # an ordinary backward: the Numba kernel, no nodes
+            return Tensor._wrap(kernels.gelu_backward(x._data, grad._data))
+        # create_graph=True: the same formula from tensor operations, so it is recorded
+        cdf = (Erf.apply(x * math.sqrt(0.5)) + 1) * 0.5
+        pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+        return grad * (cdf + x * pdf)
+
+
+class Softplus(Function):
+    """softplus(x) = log(1 + exp(beta * x)) / beta, or x where beta * x > threshold."""
+
+    node_name = "SoftplusBackward0"
+
+    @staticmethod
+    def forward(ctx, x, beta, threshold):
+        ctx.save_for_backward(x)
+        ctx.beta, ctx.threshold = beta, threshold
+        data = x._data
+        scaled = data * data.dtype.type(beta)
+        smooth = np.logaddexp(scaled, data.dtype.type(0)) / data.dtype.type(beta)  # log(1 + e^z), no overflow
+        return Tensor._wrap(np.where(scaled > threshold, data, smooth).astype(data.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        scaled = x * ctx.beta
+        linear = Tensor._wrap(scaled._data > ctx.threshold)  # PyTorch: the derivative is 1 above threshold
+        return Where.apply(linear, grad, grad * scaled.sigmoid()), None, None

@@ -1,0 +1,61 @@
+"""Binary cross-entropy on probabilities, with PyTorch's guards at 0 and 1.
+
+    loss = -weight * (target * log(x) + (1 - target) * log(1 - x))
+
+Built from tensor operations, a probability that rounds to exactly 1 (a
+float32 sigmoid of 17 does) gives ``log(0) = -inf`` and a NaN gradient.
+PyTorch clamps each log at -100 and divides the gradient by
+``max(x * (1 - x), 1e-12)``; this Function does the same, so the loss and its
+gradient stay finite for every input in [0, 1]. Its backward is written with
+tensor operations and can be differentiated again.
+
+    d/dx      = weight * (x - target) / max(x * (1 - x), 1e-12)
+    d/dtarget = weight * (log(1 - x) - log(x))      (each log clamped at -100)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.tensor import Tensor
+
+_EPSILON = 1e-12
+_LOG_FLOOR = -100.0
+
+
+def _clamped_logs(x: Tensor) -> tuple[Tensor, Tensor]:
+    """log(x) and log(1 - x), each at least -100 (constants: they are not differentiated)."""
+    with np.errstate(divide="ignore"):
+        log_x = np.maximum(np.log(x._data), _LOG_FLOOR)
+        log_1mx = np.maximum(np.log1p(-x._data), _LOG_FLOOR)
+    return Tensor._wrap(log_x), Tensor._wrap(log_1mx)
+
+
+class BinaryCrossEntropy(Function):
+    """Elementwise loss (no reduction); ``weight`` already has the input's shape or broadcasts to it."""
+
+    node_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, target, weight):
+        ctx.save_for_backward(x, target, weight)
+        log_x, log_1mx = _clamped_logs(x)
+        t = target._data
+        loss = -(t * log_x._data + (1 - t) * log_1mx._data)
+        if weight is not None:
+            loss = loss * weight._data
+        return Tensor._wrap(loss.astype(x._data.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, target, weight = ctx.saved_tensors
+        need_x, need_target, _ = ctx.needs_input_grad
+        if weight is not None:
+            grad = grad * weight.detach()  # PyTorch does not differentiate the weight
+        grad_x = grad_target = None
+        if need_x:
+            grad_x = grad * (x - target) / (x * (1 - x)).clamp(min=_EPSILON)
+        if need_target:
+            log_x, log_1mx = _clamped_logs(x)
+            grad_target = grad * (log_1mx - log_x)
+        return grad_x, grad_target, None
