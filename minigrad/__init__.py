@@ -12,9 +12,10 @@ then ``ops/`` (every derivative, one file per family).
 from minigrad.dtypes import bool_ as bool, double, dtype, float, float32, float64, int32, int64, long  # noqa: A001
 from minigrad.tensor import Size, Tensor
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.device import device, get_default_device, set_default_device
 from minigrad.creation import (
-    arange, eye, from_numpy, full, linspace, manual_seed, ones, ones_like, rand, randint, randn,
-    randperm, tensor, zeros, zeros_like,
+    arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
+    rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from minigrad.functional_ops import argmax, cat, clamp, log_softmax, matmul, maximum, softmax, stack, where
 from minigrad import autograd, data, nn, optim
@@ -34,6 +35,10 @@ def _tensor_function(name: str):
 # minigrad.exp(t), minigrad.sum(t, dim) ... as in PyTorch: the same as the methods.
 for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "mean", "max", "min",
               "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze", "pow", "neg",
-              "argmin", "clone", "detach"):
+              "argmin", "clone", "detach",
+              "sin", "cos", "tan", "sinh", "cosh", "log1p", "expm1", "sign", "mm", "mv", "bmm", "t",
+              "prod", "cumsum", "norm", "std", "var", "logsumexp", "chunk", "split", "unbind", "gather",
+              "scatter_add", "masked_fill", "index_select", "flip", "roll", "tril", "triu", "topk", "sort",
+              "isclose", "allclose", "equal"):
     globals()[_name] = _tensor_function(_name)
 del _name

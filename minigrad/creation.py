@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import dtypes
+from minigrad.device import resolve as resolve_device
 from minigrad.tensor import Tensor
 
 _generator = np.random.default_rng(0)
@@ -45,8 +46,9 @@ def _infer_dtype(data, array: np.ndarray) -> np.dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}: expected numbers, nested lists of numbers, or a NumPy array")
 
 
-def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, an array or a tensor)."""
+    resolve_device(device)
     if isinstance(data, Tensor):
         data = data._data
     try:
@@ -73,53 +75,113 @@ def _dtype(dtype) -> np.dtype:
     return dtypes.default_float.numpy if dtype is None else dtypes.to_numpy_dtype(dtype)
 
 
-def zeros(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def _fill_dtype(fill_value, dtype) -> np.dtype:
+    """``full``'s dtype: given, or inferred from the fill value as PyTorch does (bool, int64, float)."""
+    if dtype is not None:
+        return dtypes.to_numpy_dtype(dtype)
+    if isinstance(fill_value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(fill_value, (int, np.integer)):
+        return np.dtype(np.int64)
+    return dtypes.default_float.numpy
+
+
+def _like_dtype(t: Tensor, dtype) -> np.dtype:
+    return t._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
+
+
+def _random(draw, shape: tuple, dtype: np.dtype, name: str) -> np.ndarray:
+    """``draw(shape)`` in ``dtype``; PyTorch has no random floats of an integer dtype."""
+    if dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{dtypes.from_numpy_dtype(dtype)}': random values need a "
+            "floating-point dtype (pass dtype=minigrad.float32)"
+        )
+    return draw(shape).astype(dtype)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
     return _new(np.zeros(_shape(size), dtype=_dtype(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
     return _new(np.ones(_shape(size), dtype=_dtype(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    if dtype is None and isinstance(fill_value, (bool, np.bool_)):
-        dtype = dtypes.bool_
-    elif dtype is None:
-        dtype = dtypes.int64 if isinstance(fill_value, (int, np.integer)) else None
-    return _new(np.full(tuple(size), fill_value, dtype=_dtype(dtype)), requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uninitialised in PyTorch; zeros here, so that a forgotten fill never shows old memory."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    return _new(np.full(tuple(size), fill_value, dtype=_fill_dtype(fill_value, dtype)), requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
+    for name, k in (("n", n), ("m", m)):
+        if k is not None and k < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {k}")
     return _new(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
-def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(t.shape, dtype=t._data.dtype if dtype is None else _dtype(dtype)), requires_grad)
+def zeros_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
+    return _new(np.zeros(t.shape, dtype=_like_dtype(t, dtype)), requires_grad)
 
 
-def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(t.shape, dtype=t._data.dtype if dtype is None else _dtype(dtype)), requires_grad)
+def ones_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
+    return _new(np.ones(t.shape, dtype=_like_dtype(t, dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _new(_generator.standard_normal(_shape(size)).astype(_dtype(dtype)), requires_grad)
+def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _new(_generator.random(_shape(size)).astype(_dtype(dtype)), requires_grad)
+def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``t``'s shape and (unless given) dtype, filled with ``fill_value`` (cast: 3.7 in an int tensor is 3)."""
+    resolve_device(device)
+    return _new(np.full(t.shape, fill_value).astype(_like_dtype(t, dtype)), requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: tuple = (), dtype=None) -> Tensor:
+def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
+    return _new(_random(_generator.standard_normal, _shape(size), _dtype(dtype), "normal_kernel_cpu"), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
+    return _new(_random(_generator.random, _shape(size), _dtype(dtype), "check_uniform_bounds"), requires_grad)
+
+
+def randn_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return randn(t.shape, dtype=_like_dtype(t, dtype), device=device, requires_grad=requires_grad)
+
+
+def rand_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return rand(t.shape, dtype=_like_dtype(t, dtype), device=device, requires_grad=requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: tuple = (), dtype=None, device=None) -> Tensor:
+    resolve_device(device)
     if high is None:
         low, high = 0, low
     return Tensor._wrap(_generator.integers(low, high, size=tuple(size)).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
 
 
-def randperm(n: int) -> Tensor:
-    return Tensor._wrap(_generator.permutation(n).astype(np.int64))
+def randperm(n: int, dtype=None, device=None) -> Tensor:
+    resolve_device(device)
+    return Tensor._wrap(_generator.permutation(n).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -128,5 +190,12 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> 
     return _new(np.arange(start, end, step).astype(dtypes.to_numpy_dtype(dtype)), requires_grad)
 
 
-def linspace(start: float, end: float, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _new(np.linspace(start, end, steps).astype(_dtype(dtype)), requires_grad)
+def linspace(start: float, end: float, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    want = _dtype(dtype)
+    values = np.linspace(start, end, steps)
+    if want.kind in "iu":  # PyTorch truncates toward zero, as a cast does
+        values = np.trunc(values)
+    return _new(values.astype(want), requires_grad)

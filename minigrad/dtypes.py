@@ -11,6 +11,8 @@ import builtins
 
 import numpy as np
 
+from minigrad.device import DeviceUnavailableError
+
 
 class dtype:
     """A tensor element type. Compare with ``==``; use ``.is_floating_point``."""
@@ -102,3 +104,19 @@ def result_type(a, b) -> np.dtype:
     if k_scalar <= k_array:
         return array.dtype
     return default_float.numpy if k_scalar == 2 else np.dtype(np.int64)
+
+
+# Tensor.type(): PyTorch's legacy tensor-type names ('torch.FloatTensor'); minigrad says 'minigrad.FloatTensor'.
+TYPE_NAMES = {float32.numpy: "FloatTensor", float64.numpy: "DoubleTensor", int32.numpy: "IntTensor",
+              int64.numpy: "LongTensor", bool_.numpy: "BoolTensor"}
+
+
+def from_type_name(name: str) -> dtype:
+    """The dtype of 'minigrad.DoubleTensor' or 'torch.DoubleTensor' (so PyTorch code runs unchanged)."""
+    prefix, _, kind = name.rpartition(".")
+    if prefix in ("torch.cuda", "minigrad.cuda"):
+        raise DeviceUnavailableError(f"minigrad runs on the CPU only: type('{name}') names a CUDA tensor type")
+    for numpy_dtype, type_name in TYPE_NAMES.items():
+        if prefix in ("torch", "minigrad") and kind == type_name:
+            return _BY_NUMPY[numpy_dtype]
+    raise ValueError(f"invalid type: '{name}' (expected e.g. 'minigrad.FloatTensor', 'minigrad.LongTensor')")

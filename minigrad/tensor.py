@@ -14,6 +14,7 @@ from collections import OrderedDict
 import numpy as np
 
 from minigrad import dtypes
+from minigrad.device import CPU as _CPU, device as _device_type, resolve as _resolve_device
 from minigrad.autograd import differentiate as _differentiate
 from minigrad.autograd.graph import AccumulateGrad, add_hook
 from minigrad.autograd.grad_mode import is_grad_enabled
@@ -339,12 +340,25 @@ class Tensor:
         return "tensor(" + ", ".join([body] + extras) + ")"
 
     # -- dtype conversion -------------------------------------------------------
-    def to(self, dtype) -> "Tensor":
-        """A copy in another dtype (gradients flow back, cast to the original dtype)."""
-        from minigrad.ops import shape
+    def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False) -> "Tensor":
+        """This tensor in another dtype, as a copy that gradients flow through (cast back to this dtype).
 
-        target = dtypes.to_numpy_dtype(dtype)
-        return self if target == self._data.dtype else shape.ToCopy.apply(self, target)
+        As in PyTorch: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` (other's
+        dtype) or keywords. The device can only be the CPU (see ``minigrad.device``). Returns
+        ``self`` when nothing changes, unless ``copy=True``.
+        """
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, (str, _device_type)):
+                device = arg
+            else:
+                dtype = arg
+        _resolve_device(device)
+        target = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
+        if target == self._data.dtype and not copy:
+            return self
+        return _shape.ToCopy.apply(self, target)
 
     def float(self) -> "Tensor":
         return self.to(dtypes.float32)
@@ -643,6 +657,209 @@ class Tensor:
     __imul__ = mul_
     __itruediv__ = div_
 
+    # == Ops from issue 10 §4 and devices (§3); each forwards to its Function in ops/ ===============
+    # -- device (the CPU only) and type -------------------------------------------------------------
+    @property
+    def device(self) -> _device_type:
+        return _CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
+        return self.to("cuda" if device is None else device)
+
+    def type(self, dtype=None, non_blocking: bool = False):
+        """With no argument, the type's name (``'minigrad.FloatTensor'``, where PyTorch says
+        ``'torch.FloatTensor'``); with a dtype or such a name (either prefix), ``self.to(dtype)``."""
+        if dtype is None:
+            return "minigrad." + dtypes.TYPE_NAMES[self._data.dtype]
+        if isinstance(dtype, str):
+            return self.to(dtypes.from_type_name(dtype))
+        if not isinstance(dtype, (dtypes.dtype, np.dtype)):
+            raise ValueError(f"invalid type: {dtype!r} (pass a dtype such as minigrad.float64, or 'minigrad.DoubleTensor')")
+        return self.to(dtype)
+
+    # -- new tensors with this tensor's dtype ------------------------------------------------------
+    def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        return _creation.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        return _creation.zeros(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        return _creation.ones(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        return _creation.empty(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+    # -- elementwise math --------------------------------------------------------------------------
+    def sin(self) -> "Tensor":
+        return _unary.Sin.apply(self)
+
+    def cos(self) -> "Tensor":
+        return _unary.Cos.apply(self)
+
+    def tan(self) -> "Tensor":
+        return _unary.Tan.apply(self)
+
+    def sinh(self) -> "Tensor":
+        return _unary.Sinh.apply(self)
+
+    def cosh(self) -> "Tensor":
+        return _unary.Cosh.apply(self)
+
+    def log1p(self) -> "Tensor":
+        return _unary.Log1p.apply(self)
+
+    def expm1(self) -> "Tensor":
+        return _unary.Expm1.apply(self)
+
+    def sign(self) -> "Tensor":
+        return _unary.Sign.apply(self)
+
+    def sin_(self) -> "Tensor":
+        return self._inplace(_unary.Sin)
+
+    def cos_(self) -> "Tensor":
+        return self._inplace(_unary.Cos)
+
+    def tan_(self) -> "Tensor":
+        return self._inplace(_unary.Tan)
+
+    def sinh_(self) -> "Tensor":
+        return self._inplace(_unary.Sinh)
+
+    def cosh_(self) -> "Tensor":
+        return self._inplace(_unary.Cosh)
+
+    def log1p_(self) -> "Tensor":
+        return self._inplace(_unary.Log1p)
+
+    def expm1_(self) -> "Tensor":
+        return self._inplace(_unary.Expm1)
+
+    def sign_(self) -> "Tensor":
+        return self._inplace(_unary.Sign)
+
+    # -- matrix products ---------------------------------------------------------------------------
+    def mm(self, mat2: "Tensor") -> "Tensor":
+        return _matrix.mm(self, mat2)
+
+    def mv(self, vec: "Tensor") -> "Tensor":
+        return _matrix.mv(self, vec)
+
+    def bmm(self, batch2: "Tensor") -> "Tensor":
+        return _matrix.bmm(self, batch2)
+
+    def t(self) -> "Tensor":
+        return _matrix.T.apply(self)
+
+    # -- reductions and scans ----------------------------------------------------------------------
+    def prod(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return _scan.ProdAll.apply(self) if dim is None else _scan.Prod.apply(self, dim, keepdim)
+
+    def cumsum(self, dim: int) -> "Tensor":
+        return _scan.Cumsum.apply(self, dim)
+
+    def norm(self, p="fro", dim=None, keepdim: bool = False) -> "Tensor":
+        return _stats.norm(self, p, dim, keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> "Tensor":
+        return _stats.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> "Tensor":
+        return _stats.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def logsumexp(self, dim, keepdim: bool = False) -> "Tensor":
+        return _stats.Logsumexp.apply(self, dim, keepdim)
+
+    # -- pieces, copies and rearrangements ---------------------------------------------------------
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return _movement.chunk(self, chunks, dim)
+
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple:
+        return _movement.split(self, split_size_or_sections, dim)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return _movement.unbind(self, dim)
+
+    def repeat(self, *repeats) -> "Tensor":
+        return _movement.Repeat.apply(self, _sizes(repeats))
+
+    def flip(self, *dims) -> "Tensor":
+        return _movement.Flip.apply(self, _sizes(dims))
+
+    def roll(self, shifts, dims=None) -> "Tensor":
+        return _movement.Roll.apply(self, shifts, dims)
+
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        return _movement.Tril.apply(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        return _movement.Triu.apply(self, diagonal)
+
+    def tril_(self, diagonal: int = 0) -> "Tensor":
+        return self._inplace(_movement.Tril, diagonal)
+
+    def triu_(self, diagonal: int = 0) -> "Tensor":
+        return self._inplace(_movement.Triu, diagonal)
+
+    # -- indexing with index tensors ---------------------------------------------------------------
+    def gather(self, dim: int, index: "Tensor") -> "Tensor":
+        return _indexing.Gather.apply(self, dim, index)
+
+    def scatter_add(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        return _indexing.ScatterAdd.apply(self, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        return self._inplace(_indexing.ScatterAdd, dim, index, src)
+
+    def index_select(self, dim: int, index: "Tensor") -> "Tensor":
+        return _indexing.IndexSelect.apply(self, dim, index)
+
+    def masked_fill(self, mask: "Tensor", value) -> "Tensor":
+        return _indexing.MaskedFill.apply(self, mask, value)
+
+    def masked_fill_(self, mask: "Tensor", value) -> "Tensor":
+        return self._inplace(_indexing.MaskedFill, mask, value)
+
+    # -- sorting -----------------------------------------------------------------------------------
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False):
+        return _sorting.sort(self, dim, descending, stable)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+        return _sorting.topk(self, k, dim, largest, sorted)
+
+    # -- comparing whole tensors (no gradient) -----------------------------------------------------
+    def isclose(self, other: "Tensor", rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> "Tensor":
+        return _compare.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other: "Tensor", rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        return _compare.allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other: "Tensor") -> bool:
+        return _compare.equal(self, other)
+    # == end of the issue 10 block ==================================================================
+
+
+def copy_grad(grad: Tensor, retained: bool = False) -> Tensor:
+    """A copy of a gradient about to be stored in ``.grad``: never the incoming object.
+
+    Under ``create_graph`` the copy is recorded (PyTorch names that node
+    ``CopyBackwards`` for a leaf's ``.grad``, ``CloneBackward0`` for a retained one).
+    """
+    if is_grad_enabled() and grad._requires_grad:
+        return (_shape.Clone if retained else _shape.CopyGrad).apply(grad)
+    return Tensor._wrap(grad._data.copy())
+
 
 def _rebuild_tensor(cls: type, array: np.ndarray, requires_grad: bool) -> Tensor:
     t = cls.__new__(cls)
@@ -676,3 +893,12 @@ from minigrad.ops import reduction as _red  # noqa: E402
 from minigrad.ops import shape as _shape  # noqa: E402
 from minigrad.ops import softmax as _softmax  # noqa: E402
 from minigrad.ops.broadcast import wrap_dim as _wrap_dim  # noqa: E402
+from minigrad import creation as _creation  # noqa: E402
+from minigrad.ops import compare as _compare  # noqa: E402
+from minigrad.ops import indexing as _indexing  # noqa: E402
+from minigrad.ops import matrix as _matrix  # noqa: E402
+from minigrad.ops import movement as _movement  # noqa: E402
+from minigrad.ops import scan as _scan  # noqa: E402
+from minigrad.ops import sorting as _sorting  # noqa: E402
+from minigrad.ops import stats as _stats  # noqa: E402
+from minigrad.ops import unary as _unary  # noqa: E402

@@ -1,0 +1,46 @@
+"""Comparing whole tensors: isclose (elementwise), allclose and equal (one bool). No gradients.
+
+``isclose`` tests ``|a - b| <= atol + rtol * |b|``: note it is not symmetric, ``b``
+is the reference. The tolerances are for float32 by default; for float64 results
+pass tighter ones. As in PyTorch, the two tensors must have the same dtype
+(convert one with ``.to``), and ``equal`` is False for different shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import dtypes
+from minigrad.ops.broadcast import broadcast_error
+from minigrad.tensor import Tensor
+
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
+def _arrays(a: Tensor, b: Tensor) -> tuple:
+    if not isinstance(b, Tensor):
+        raise TypeError(f"expected a Tensor to compare with, got {type(b).__name__}")
+    x, y = a._data, b._data
+    if x.dtype != y.dtype:
+        name = lambda z: _TORCH_NAMES[dtypes.from_numpy_dtype(z.dtype).name]  # noqa: E731
+        raise RuntimeError(f"{name(y)} did not match {name(x)}: convert one tensor with .to(other.dtype)")
+    try:
+        np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise broadcast_error(x.shape, y.shape) from None
+    return x, y
+
+
+def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    x, y = _arrays(a, b)
+    if x.dtype.kind == "b":
+        return Tensor._wrap(np.asarray(x == y))
+    return Tensor._wrap(np.asarray(np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    """True if the shapes and all values are the same (NaN is never equal)."""
+    return a.shape == b.shape and bool(np.array_equal(a._data, b._data))

@@ -1,0 +1,164 @@
+"""Indexing with index tensors: gather, scatter_add, index_select, and masked_fill.
+
+``gather``, ``index_select`` and ``scatter_add`` are NumPy advanced indexing with
+an index built from the index tensor (``full_index``). Their gradients are the
+same index used the other way: what ``gather`` read is added back where it was
+read from (``IndexAdd``, which sums repeated indices), and ``scatter_add`` sends
+each source element the gradient of the place it was added to (``gather``).
+``masked_fill``'s gradient is zero where the mask replaced the input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import broadcast_error, sum_to, wrap_dim
+from minigrad.ops.shape import IndexAdd
+from minigrad.tensor import Tensor
+
+
+def full_index(index: np.ndarray, dim: int) -> tuple:
+    """The NumPy index that reads ``out[i][j][k] = a[i][index[i][j][k]][k]`` (for dim 1), of index's shape."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _index_array(index: Tensor, op: str) -> np.ndarray:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._data.dtype.kind != "i":
+        raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index, got {index.dtype}: convert it with .long()")
+    return index._data
+
+
+def _check_bounds(index: np.ndarray, size: int, dim: int) -> None:
+    """Indices must lie in [0, size): unlike Python's, negative indices are errors here, as in PyTorch."""
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise RuntimeError(f"index {index[bad].flat[0]} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_gather_shapes(op: str, a: Tensor, dim: int, index: np.ndarray, src: Tensor | None = None) -> None:
+    if index.ndim != max(a.ndim, 1) and not (a.ndim == 0 and index.ndim == 0):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor ({op})")
+    for k in range(index.ndim):
+        if k != dim and a.ndim and index.shape[k] > a.shape[k]:
+            raise RuntimeError(
+                f"Size does not match at dimension {k} expected index {list(index.shape)} to be no larger "
+                f"than self {list(a.shape)} apart from dimension {dim}"
+            )
+        if src is not None and src.ndim and index.shape[k] > src.shape[k]:
+            raise RuntimeError(
+                f"Expected index {list(index.shape)} to be no larger than self {list(a.shape)} apart from "
+                f"dimension {dim} and to be no larger size than src {list(src.shape)}"
+            )
+
+
+class Gather(Function):
+    """``out[i][j] = a[i][index[i][j]]`` (dim 1): pick one element per index entry along ``dim``."""
+
+    node_name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        d = wrap_dim(dim, a.ndim)
+        idx = _index_array(index, "gather")
+        _check_gather_shapes("gather", a, d, idx)
+        if a.ndim == 0:
+            _check_bounds(idx, 1, 0)
+            ctx.key, ctx.input_shape = (), a.shape
+            return Tensor._wrap(a._data.copy())
+        _check_bounds(idx, a.shape[d], d)
+        ctx.key, ctx.input_shape = full_index(idx, d), a.shape
+        return Tensor._wrap(a._data[ctx.key])
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexAdd.apply(grad, ctx.key, ctx.input_shape), None, None
+
+
+class ScatterAdd(Function):
+    """``out = a`` plus ``src[i][j]`` added at ``out[i][index[i][j]]`` (dim 1); repeated indices add up."""
+
+    node_name = "ScatterAddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src):
+        d = wrap_dim(dim, a.ndim)
+        idx = _index_array(index, "scatter_add")
+        if not isinstance(src, Tensor):
+            raise TypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
+        if src._data.dtype != a._data.dtype:
+            raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({a.dtype} vs {src.dtype})")
+        _check_gather_shapes("scatter_add", a, d, idx, src)
+        _check_bounds(idx, a.shape[d] if a.ndim else 1, d)
+        ctx.key = full_index(idx, d) if a.ndim else ()
+        ctx.dim, ctx.index, ctx.src_shape = d, index, src.shape
+        ctx.src_key = tuple(slice(0, n) for n in idx.shape)  # only src's first index.shape elements are used
+        out = a._data.copy()
+        np.add.at(out, ctx.key, src._data[ctx.src_key])
+        return Tensor._wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, _, _, need_src = ctx.needs_input_grad
+        grad_src = None
+        if need_src:
+            grad_src = Gather.apply(grad, ctx.dim, ctx.index)
+            if grad_src.shape != ctx.src_shape:
+                grad_src = IndexAdd.apply(grad_src, ctx.src_key, ctx.src_shape)
+        return grad if need_a else None, None, None, grad_src
+
+
+class IndexSelect(Function):
+    """The entries ``index`` (a vector) along ``dim``, in that order: ``a.index_select(0, i)`` is ``a[i]``."""
+
+    node_name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        d = wrap_dim(dim, a.ndim)
+        idx = _index_array(index, "index_select")
+        if idx.ndim > 1:
+            raise IndexError(f"index_select(): Index is supposed to be a vector, got {idx.ndim}-D")
+        idx = idx.reshape(-1)
+        size = a.shape[d] if a.ndim else 1
+        if ((idx < 0) | (idx >= size)).any():  # PyTorch's own wording, and its type
+            raise IndexError(f"index out of range in self (dimension {d} has size {size})")
+        ctx.key, ctx.input_shape = ((slice(None),) * d + (idx,)) if a.ndim else (), a.shape
+        return Tensor._wrap(a._data[ctx.key] if a.ndim else a._data.copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexAdd.apply(grad, ctx.key, ctx.input_shape), None, None
+
+
+class MaskedFill(Function):
+    """``value`` where ``mask`` is True, the input elsewhere (the mask broadcasts)."""
+
+    node_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
+            got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {got}: use mask.bool()")
+        if isinstance(value, Tensor) and value.ndim:
+            raise RuntimeError(
+                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
+            )
+        fill = value._data if isinstance(value, Tensor) else value
+        try:
+            out = np.where(mask._data, np.asarray(fill).astype(a._data.dtype), a._data)
+        except ValueError:
+            raise broadcast_error(a.shape, mask.shape) from None
+        ctx.mask, ctx.unmasked, ctx.input_shape = mask, Tensor._wrap(~mask._data), a.shape
+        return Tensor._wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, _, need_value = ctx.needs_input_grad
+        grad_a = sum_to(grad.masked_fill(ctx.mask, 0), ctx.input_shape) if need_a else None
+        grad_value = grad.masked_fill(ctx.unmasked, 0).sum() if need_value else None
+        return grad_a, None, grad_value

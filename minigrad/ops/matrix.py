@@ -1,0 +1,68 @@
+"""The strict matrix products ``mm``, ``mv``, ``bmm``, and the transpose ``t``.
+
+``matmul`` (``@``) accepts any ranks and broadcasts batch dimensions. ``mm``
+(matrix @ matrix), ``mv`` (matrix @ vector) and ``bmm`` (batch @ batch, equal
+batch sizes) accept exactly one case each and say so when given another, as in
+PyTorch. Their arithmetic and derivatives are matmul's (``ops/linalg.py``).
+"""
+from __future__ import annotations
+
+from minigrad.autograd.function import Function
+from minigrad.ops.linalg import MatMul, Mm, Mv
+from minigrad.ops.shape import view_of
+from minigrad.tensor import Tensor
+
+
+class Bmm(MatMul):
+    node_name = "BmmBackward0"
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` for two matrices: (n, k) @ (k, m) -> (n, m)."""
+    if a.ndim != 2:
+        raise RuntimeError(f"self must be a matrix (mm takes 2-D tensors; got {a.ndim}-D): use matmul for other ranks")
+    if b.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix (mm takes 2-D tensors; got {b.ndim}-D): use matmul for other ranks")
+    return Mm.apply(a, b)
+
+
+def mv(a: Tensor, v: Tensor) -> Tensor:
+    """``a @ v`` for a matrix and a vector: (n, k) @ (k,) -> (n,)."""
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    if a.shape[1] != v.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"
+        )
+    return Mv.apply(a, v)
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """A batch of matrix products: (B, n, k) @ (B, k, m) -> (B, n, m), without broadcasting."""
+    for name, t in (("batch1", a), ("batch2", b)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor (got {t.ndim}-D): use matmul to broadcast")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] "
+            f"but got: [{b.shape[0]}, {b.shape[1]}]."
+        )
+    return Bmm.apply(a, b)
+
+
+class T(Function):
+    """``t()``: the transpose of a matrix; a vector or a 0-d tensor is returned as a view of itself."""
+
+    node_name = "TBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        if a.ndim > 2:
+            raise RuntimeError(
+                f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D: use transpose(dim0, dim1) or .mT"
+            )
+        return view_of(a, a._data.T)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.t()

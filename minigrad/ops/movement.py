@@ -1,0 +1,209 @@
+"""Operations that cut, copy or rearrange values: split/chunk/unbind, repeat, flip, roll, tril/triu.
+
+Each gradient undoes the movement: the pieces of a split are concatenated back
+(``cat``), unbound slices are stacked back, the copies made by ``repeat`` are
+summed, ``flip`` and ``roll`` are undone by flipping and rolling back, and
+``tril``/``triu`` keep the gradient of the triangle they kept. The pieces of a
+split are views of the input, as in PyTorch; the other results are new tensors.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import normalize_dims, wrap_dim
+from minigrad.ops.shape import Cat, Stack, view_of
+from minigrad.tensor import Tensor
+
+
+# -- split, chunk, unbind ---------------------------------------------------------------------
+class Split(Function):
+    """Pieces of ``sizes`` along ``dim``; backward concatenates their gradients."""
+
+    node_name = "SplitWithSizesBackward0"
+
+    @staticmethod
+    def forward(ctx, a, sizes, dim):
+        ctx.dim = dim
+        pieces, start = [], 0
+        for size in sizes:
+            index = (slice(None),) * dim + (slice(start, start + size),)
+            pieces.append(view_of(a, a._data[index]))
+            start += size
+        return tuple(pieces)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Cat.apply(ctx.dim, *grads), None, None
+
+
+class SplitEqual(Split):
+    """``split(int)`` and ``chunk``: PyTorch names this node apart from the list form."""
+
+    node_name = "SplitBackward0"
+
+
+def split(a: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the listed sizes."""
+    if a.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                f"dimension {d}), but got split_sizes={sizes}"
+            )
+        return Split.apply(a, sizes, d)
+    size = int(split_size_or_sections)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    count = max(math.ceil(n / size), 1) if size else 1
+    return SplitEqual.apply(a, [min(size, n - i * size) for i in range(count)], d)
+
+
+def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """At most ``chunks`` pieces of equal size along ``dim`` (the last may be smaller)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if a.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if n == 0:  # PyTorch gives ``chunks`` empty pieces
+        return Split.apply(a, [0] * chunks, d)
+    return split(a, math.ceil(n / chunks), d)
+
+
+class Unbind(Function):
+    """The slices along ``dim``, without that dimension; backward stacks their gradients."""
+
+    node_name = "UnbindBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return tuple(view_of(a, a._data[(slice(None),) * dim + (i,)]) for i in range(a.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Stack.apply(ctx.dim, *grads), None
+
+
+def unbind(a: Tensor, dim: int = 0) -> tuple:
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, a.ndim)
+    return () if a.shape[d] == 0 else Unbind.apply(a, d)
+
+
+# -- repeat, flip, roll -----------------------------------------------------------------------
+class Repeat(Function):
+    """Tile the tensor ``repeats`` times along each dimension (leading 1s are added to its shape)."""
+
+    node_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx, a, repeats):
+        repeats = tuple(int(r) for r in repeats)
+        if len(repeats) < a.ndim:
+            raise RuntimeError(
+                "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                f"tensor (repeats {list(repeats)} for a {a.ndim}-D tensor)"
+            )
+        for r in repeats:
+            if r < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(repeats)}")
+        ctx.input_shape, ctx.repeats = a.shape, repeats
+        ctx.padded = (1,) * (len(repeats) - a.ndim) + tuple(a.shape)
+        return Tensor._wrap(np.tile(a._data.reshape(ctx.padded), repeats))
+
+    @staticmethod
+    def backward(ctx, grad):
+        # Output dim i holds repeats[i] copies of a block of padded[i]: split it in two and sum the copies.
+        pairs = [n for pair in zip(ctx.repeats, ctx.padded) for n in pair]
+        copies = tuple(range(0, len(pairs), 2))
+        return grad.reshape(pairs).sum(copies).reshape(ctx.input_shape), None
+
+
+class Flip(Function):
+    node_name = "FlipBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = normalize_dims(dims, a.ndim)
+        if len(set(ctx.dims)) != len(ctx.dims):
+            repeated = next(d for d in ctx.dims if ctx.dims.count(d) > 1)
+            raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
+        return Tensor._wrap(np.flip(a._data, ctx.dims).copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.flip(ctx.dims), None
+
+
+class Roll(Function):
+    """Shift values along ``dims``; those pushed off the end come back at the start."""
+
+    node_name = "RollBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shifts, dims=None):
+        shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+        if dims is None:
+            if len(shifts) != 1:
+                raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+            ctx.shifts, ctx.dims = shifts, None
+            return Tensor._wrap(np.roll(a._data, shifts[0]))  # over the flattened tensor
+        dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+        ctx.shifts, ctx.dims = shifts, normalize_dims(dims, a.ndim)
+        if a.ndim == 0:
+            return Tensor._wrap(a._data.copy())
+        return Tensor._wrap(np.roll(a._data, shifts, ctx.dims))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.roll(tuple(-s for s in ctx.shifts), ctx.dims), None, None
+
+
+# -- triangles ----------------------------------------------------------------------------------
+class Tril(Function):
+    """The lower triangle of the last two dimensions (on and below diagonal ``diagonal``); zeros elsewhere."""
+
+    node_name = "TrilBackward0"
+
+    @staticmethod
+    def forward(ctx, a, diagonal=0):
+        if a.ndim < 2:
+            raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (got {a.ndim}-D)")
+        ctx.diagonal = diagonal
+        return Tensor._wrap(np.tril(a._data, int(diagonal)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.tril(ctx.diagonal), None
+
+
+class Triu(Function):
+    """The upper triangle of the last two dimensions (on and above diagonal ``diagonal``); zeros elsewhere."""
+
+    node_name = "TriuBackward0"
+
+    @staticmethod
+    def forward(ctx, a, diagonal=0):
+        if a.ndim < 2:
+            raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (got {a.ndim}-D)")
+        ctx.diagonal = diagonal
+        return Tensor._wrap(np.triu(a._data, int(diagonal)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.triu(ctx.diagonal), None

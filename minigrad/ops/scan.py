@@ -1,0 +1,128 @@
+"""Running sums and products: cumsum, and prod (of all elements or along a dimension).
+
+cumsum: ``out[i] = x[0] + ... + x[i]``, so ``x[j]`` reaches every ``out[i]`` with
+``i >= j``: its gradient is the sum of the incoming gradient from ``j`` to the end,
+a cumsum of the reversed gradient, reversed back.
+
+prod: ``d(x₀x₁…xₙ)/dxᵢ`` is the product of all the *other* elements. Dividing the
+output by ``xᵢ`` gives it only when no element is zero, so the plain backward
+multiplies running products from the left and from the right instead
+(``left[i] = x₀…xᵢ₋₁``, ``right[i] = xᵢ₊₁…xₙ``), which is right with zeros too.
+Under ``create_graph`` the gradient must itself be differentiable: without zeros
+it is ``grad * out / x``; with zeros, each "product of the others" is a product
+of the row with that element replaced by 1, built from tensor operations (n² values
+per row, so only in that case). ``tests/test_ops_extra.py`` checks that both
+formulas agree, zeros included.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.autograd.grad_mode import is_grad_enabled
+from minigrad.ops.broadcast import wrap_dim
+from minigrad.tensor import Tensor
+
+
+def _integer_as_long(out: np.ndarray) -> np.ndarray:
+    """PyTorch accumulates integers and booleans in int64."""
+    return out.astype(np.int64) if out.dtype.kind in "biu" else out
+
+
+class Cumsum(Function):
+    node_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = wrap_dim(dim, a.ndim)
+        if a.ndim == 0:
+            return Tensor._wrap(_integer_as_long(a._data.copy()))
+        return Tensor._wrap(_integer_as_long(np.cumsum(a._data, axis=ctx.dim)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if grad.ndim == 0:
+            return grad, None
+        d = ctx.dim
+        return grad.flip(d).cumsum(d).flip(d), None
+
+
+def _others_numpy(x: np.ndarray, dim: int) -> np.ndarray:
+    """The product of all elements but one along ``dim``, for each element (zeros allowed), in O(n)."""
+    n = x.shape[dim]
+    if n == 0:
+        return np.ones_like(x)
+    ones = np.ones_like(np.take(x, [0], axis=dim))
+    before = np.take(x, np.arange(n - 1), axis=dim)  # x₀ … xₙ₋₂
+    after = np.take(np.flip(x, dim), np.arange(n - 1), axis=dim)  # xₙ₋₁ … x₁
+    left = np.cumprod(np.concatenate([ones, before], axis=dim), axis=dim)
+    right = np.flip(np.cumprod(np.concatenate([ones, after], axis=dim), axis=dim), dim)
+    return left * right
+
+
+def _others_tensor(x: Tensor, dim: int) -> Tensor:
+    """The same with tensor operations (differentiable): the row with element i replaced by 1, multiplied."""
+    moved = x.transpose(dim, -1)
+    n = moved.shape[-1]
+    rows = moved.unsqueeze(-2).expand(*moved.shape[:-1], n, n)
+    diagonal = Tensor._wrap(np.eye(n, dtype=bool))
+    return rows.masked_fill(diagonal, 1).prod(-1).transpose(dim, -1)
+
+
+def _prod_grad(ctx, grad: Tensor, x: Tensor, out: Tensor) -> Tensor:
+    """``grad`` (with the reduced dim kept) times the product of the other elements of each row."""
+    dim = ctx.dim
+    if not is_grad_enabled():
+        others = _others_numpy(x._data, dim) if dim is not None else _others_numpy(x._data.reshape(-1), 0).reshape(x.shape)
+        return grad * Tensor._wrap(others)
+    if not (x._data == 0).any():
+        return grad * out / x
+    if dim is None:
+        return grad * _others_tensor(x.reshape(-1), 0).reshape(x.shape)
+    return grad * _others_tensor(x, dim)
+
+
+class ProdAll(Function):
+    """The product of every element (1 for an empty tensor)."""
+
+    node_name = "ProdBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.dim = None
+        out = Tensor._wrap(np.asarray(_integer_as_long(np.prod(a._data))))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        return _prod_grad(ctx, grad, a, out)
+
+
+class Prod(Function):
+    """The product along ``dim``."""
+
+    node_name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        if a.ndim == 0:
+            wrap_dim(dim, 0)
+            ctx.dim = None
+            out = Tensor._wrap(_integer_as_long(a._data.copy()))
+        else:
+            ctx.dim = wrap_dim(dim, a.ndim)
+            out = Tensor._wrap(np.asarray(_integer_as_long(np.prod(a._data, axis=ctx.dim, keepdims=keepdim))))
+        ctx.keepdim = keepdim
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        if ctx.dim is None:  # 0-d input: the product of one element is the element
+            return grad, None, None
+        if not ctx.keepdim:
+            grad, out = grad.unsqueeze(ctx.dim), out.unsqueeze(ctx.dim)
+        return _prod_grad(ctx, grad, a, out), None, None

@@ -1,0 +1,80 @@
+"""sort and topk: values in order along a dimension, and where each came from.
+
+Both return ``(values, indices)`` as a named tuple, like ``torch.return_types.sort``.
+The indices are integers and get no gradient; the gradient of each value goes
+back to the position it was taken from (``IndexAdd`` at the indices), so
+elements topk left out get zero.
+
+Sorting is stable (equal values keep their order) and NaN counts as the largest
+value, as in PyTorch: first when descending, last when ascending.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import wrap_dim
+from minigrad.ops.indexing import full_index
+from minigrad.ops.shape import IndexAdd
+from minigrad.tensor import Tensor
+
+sort_result = namedtuple("sort", ["values", "indices"])
+topk_result = namedtuple("topk", ["values", "indices"])
+
+
+def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """Stable argsort along ``dim``; descending sorts the reversed array so ties keep their order."""
+    if not descending:
+        return np.argsort(x, axis=dim, kind="stable")
+    n = x.shape[dim]
+    return n - 1 - np.flip(np.argsort(np.flip(x, dim), axis=dim, kind="stable"), dim)
+
+
+class _Picked(Function):
+    """Values taken at ``indices`` along ``dim``; the base of Sort and Topk (PyTorch names them apart)."""
+
+    @staticmethod
+    def forward(ctx, a, dim, order):
+        ctx.input_shape = a.shape
+        if a.ndim == 0:
+            ctx.key = ()
+            values, indices = a._data.copy(), np.zeros((), dtype=np.int64)
+        else:
+            ctx.key = full_index(order, dim)
+            values, indices = a._data[ctx.key], order.astype(np.int64)
+        indices = Tensor._wrap(indices)
+        ctx.mark_non_differentiable(indices)
+        return Tensor._wrap(values), indices
+
+    @staticmethod
+    def backward(ctx, grad, _grad_indices):
+        return IndexAdd.apply(grad, ctx.key, ctx.input_shape), None, None
+
+
+class Sort(_Picked):
+    node_name = "SortBackward0"
+
+
+class Topk(_Picked):
+    node_name = "TopkBackward0"
+
+
+def sort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> sort_result:
+    """The values along ``dim`` in order, and their indices in ``a``."""
+    d = wrap_dim(dim, a.ndim)
+    order = _order(a._data, d, descending) if a.ndim else None
+    return sort_result(*Sort.apply(a, d, order))
+
+
+def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> topk_result:
+    """The ``k`` largest (or smallest) values along ``dim``, in order, and their indices."""
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(f"selected index k out of range (k={k}, and dimension {d} has size {n})")
+    if a.ndim == 0:
+        return topk_result(*Topk.apply(a, d, None))
+    order = np.take(_order(a._data, d, largest), np.arange(k), axis=d)
+    return topk_result(*Topk.apply(a, d, order))

@@ -1,0 +1,233 @@
+"""Reductions with a formula: logsumexp, vector norms, variance and standard deviation.
+
+    logsumexp(x) = m + log Σ exp(x - m)      (m = max x: same value, no overflow)
+        d/dx = exp(x - logsumexp(x))          (the softmax of x)
+    ‖x‖₂ = √Σx²                d/dx = x / ‖x‖₂            (0 where ‖x‖₂ = 0, as in PyTorch)
+    ‖x‖₁ = Σ|x|                d/dx = sign(x)
+    ‖x‖∞ = max|x|              d/dx = sign(x) at the largest |x| (shared by ties), 0 elsewhere
+    ‖x‖ₚ = (Σ|x|ᵖ)^(1/p)       d/dx = x |x|ᵖ⁻² / ‖x‖ₚᵖ⁻¹
+    var(x) = Σ(x - x̄)² / (N - correction)    d/dx = 2 (x - x̄) / (N - correction)
+    std(x) = √var(x)                          d/dx = (x - x̄) / ((N - correction) std(x))
+
+Every backward is written with tensor operations on the saved input and output,
+so ``create_graph=True`` can differentiate it again. ``correction=1`` (the
+default, Bessel's correction) is the sample variance; ``correction=0`` the
+population variance (``unbiased=False`` is the older spelling).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from minigrad import dtypes
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import normalize_dims
+from minigrad.tensor import Tensor
+
+
+def _float(a: Tensor) -> np.ndarray:
+    x = a._data
+    return x if x.dtype.kind == "f" else x.astype(dtypes.default_float.numpy)
+
+
+def _keep_dims(ctx, grad: Tensor) -> Tensor:
+    """The gradient of a reduced tensor with the reduced dims back as 1s, to broadcast over the input."""
+    if ctx.keepdim or grad.ndim == 0:
+        return grad
+    return grad.reshape(tuple(1 if i in ctx.dims else n for i, n in enumerate(ctx.input_shape)))
+
+
+def _setup(ctx, a: Tensor, dim, keepdim: bool) -> None:
+    ctx.dims, ctx.keepdim, ctx.input_shape = normalize_dims(dim, a.ndim), keepdim, a.shape
+
+
+class Logsumexp(Function):
+    node_name = "LogsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        _setup(ctx, a, dim, keepdim)
+        x = _float(a)
+        if x.size == 0:
+            out = np.log(np.zeros_like(x).sum(axis=ctx.dims, keepdims=keepdim))
+        else:
+            m = x.max(axis=ctx.dims, keepdims=True)
+            m[~np.isfinite(m)] = 0  # rows of -inf (or with inf) need no shift, and inf - inf is NaN
+            with np.errstate(divide="ignore"):
+                out = np.log(np.exp(x - m).sum(axis=ctx.dims, keepdims=True)) + m
+            if not keepdim:
+                out = out.squeeze(axis=ctx.dims)
+        out = Tensor._wrap(np.asarray(out, dtype=x.dtype))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        return _keep_dims(ctx, grad) * (a - _keep_dims(ctx, out)).exp(), None, None
+
+
+class Norm(Function):
+    """The vector p-norm over ``dim`` (all elements by default)."""
+
+    node_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, a, p=2, dim=None, keepdim=False):
+        if a._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {a.dtype}: call .float() first"
+            )
+        _setup(ctx, a, dim, keepdim)
+        ctx.p = p = float(p)
+        x, axes = np.abs(a._data), ctx.dims
+        if math.isinf(p) and x.size == 0 and (axes == () or any(a.shape[d] == 0 for d in axes)):
+            raise RuntimeError(
+                "linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
+                "does not have an identity"
+            )
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if p == 2:
+                out = np.sqrt((x * x).sum(axis=axes, keepdims=keepdim))
+            elif p == 1:
+                out = x.sum(axis=axes, keepdims=keepdim)
+            elif p == math.inf:
+                out = x.max(axis=axes, keepdims=keepdim)
+            elif p == -math.inf:
+                out = x.min(axis=axes, keepdims=keepdim)
+            elif p == 0:
+                out = (x != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype)
+            else:
+                out = (x ** p).sum(axis=axes, keepdims=keepdim) ** (1 / p)
+        out = Tensor._wrap(np.asarray(out, dtype=x.dtype))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        grad, norm, p = _keep_dims(ctx, grad), _keep_dims(ctx, out), ctx.p
+        if p == 0:
+            return Tensor._wrap(np.zeros_like(a._data)), None, None, None
+        if p == 1:
+            return grad * a.sign(), None, None, None
+        if math.isinf(p):
+            at_extreme = Tensor._wrap((np.abs(a._data) == norm._data).astype(a._data.dtype))
+            share = at_extreme / at_extreme.sum(ctx.dims, keepdim=True)
+            return grad * a.sign() * share, None, None, None
+        zero = Tensor._wrap(norm._data == 0)
+        if p == 2:
+            scale = grad / norm
+        else:
+            scale = grad * a.abs() ** (p - 2) / norm ** (p - 1)
+        return a * scale.masked_fill(zero, 0), None, None, None
+
+
+def _degrees_of_freedom(ctx, a: Tensor, correction) -> float:
+    count = int(np.prod([a.shape[d] for d in ctx.dims], dtype=np.int64))
+    dof = count - correction
+    if dof <= 0:
+        warnings.warn(
+            "var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+            f"factor (input numel divided by output numel): {count} values, correction={correction}.",
+            UserWarning,
+            stacklevel=4,
+        )
+    return max(dof, 0)
+
+
+class Var(Function):
+    node_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, correction=1, keepdim=False):
+        _check_float(a)
+        _setup(ctx, a, dim, keepdim)
+        ctx.dof = _degrees_of_freedom(ctx, a, correction)
+        ctx.save_for_backward(a)
+        with np.errstate(invalid="ignore"):
+            out = _squared_deviations(a, ctx) * _inverse(ctx.dof)
+        return Tensor._wrap(np.asarray(out, dtype=a._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        centred = a - a.mean(ctx.dims, keepdim=True)
+        return _keep_dims(ctx, grad) * centred * (2 * _inverse(ctx.dof)), None, None, None
+
+
+class Std(Function):
+    node_name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, correction=1, keepdim=False):
+        _check_float(a)
+        _setup(ctx, a, dim, keepdim)
+        ctx.dof = _degrees_of_freedom(ctx, a, correction)
+        with np.errstate(invalid="ignore"):
+            out = Tensor._wrap(np.asarray(np.sqrt(_squared_deviations(a, ctx) * _inverse(ctx.dof)), dtype=a._data.dtype))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        centred = a - a.mean(ctx.dims, keepdim=True)
+        return _keep_dims(ctx, grad) * centred * _inverse(ctx.dof) / _keep_dims(ctx, out), None, None, None
+
+
+def _check_float(a: Tensor) -> None:
+    if a._data.dtype.kind != "f":
+        raise RuntimeError(f"std and var only support floating point and complex dtypes (got {a.dtype}): call .float() first")
+
+
+def _inverse(dof: float) -> float:
+    """1 / dof; with no degrees of freedom the result is inf or NaN, as in PyTorch, not a Python error."""
+    return 1 / dof if dof else math.inf
+
+
+def _squared_deviations(a: Tensor, ctx) -> np.ndarray:
+    x = a._data
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = x.mean(axis=ctx.dims, keepdims=True) if x.size else np.zeros_like(x.sum(axis=ctx.dims, keepdims=True))
+        d = x - mean
+        out = (d * d).sum(axis=ctx.dims, keepdims=ctx.keepdim)
+    return out
+
+
+def _correction(dim, unbiased, correction):
+    """PyTorch's two spellings: ``var(dim, unbiased, keepdim)`` and ``var(dim, correction=, keepdim=)``."""
+    if isinstance(dim, bool):  # x.var(False): the old positional ``unbiased``
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError("var()/std() take either unbiased= or correction=, not both")
+    if correction is None:
+        correction = 1 if unbiased is None else int(unbiased)
+    return dim, correction
+
+
+def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    dim, correction = _correction(dim, unbiased, correction)
+    return Var.apply(a, dim, correction, keepdim)
+
+
+def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    dim, correction = _correction(dim, unbiased, correction)
+    return Std.apply(a, dim, correction, keepdim)
+
+
+def norm(a: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
+    """``torch.norm``: a vector norm (p = 1, 2, inf, -inf, 0 or any number); 'fro' is the 2-norm."""
+    if p == "fro":
+        if dim is not None and len(normalize_dims(dim, a.ndim)) > 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+        p = 2
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm: p={p!r} is not supported; minigrad has vector norms (p a number) and 'fro'")
+    return Norm.apply(a, p, dim, keepdim)
+
+
+def logsumexp(a: Tensor, dim, keepdim: bool = False) -> Tensor:
+    return Logsumexp.apply(a, dim, keepdim)

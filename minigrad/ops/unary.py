@@ -1,0 +1,146 @@
+"""More elementwise functions: sin, cos, tan, sinh, cosh, log1p, expm1, sign.
+
+Each derivative is one line of calculus, written with tensor operations so that
+``create_graph=True`` records it and it can be differentiated again:
+
+    sin' = cos     cos' = -sin     tan' = 1 + tan²    sinh' = cosh    cosh' = sinh
+    log1p'(x) = 1 / (1 + x)        expm1'(x) = eˣ = expm1(x) + 1      sign' = 0
+
+``log1p`` and ``expm1`` exist because ``log(1 + x)`` and ``exp(x) - 1`` lose every
+digit of a tiny ``x`` to rounding; these compute them accurately.
+Integer and bool inputs give the default float, as in PyTorch (``sign`` keeps the dtype).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import dtypes
+from minigrad.autograd.function import Function
+from minigrad.tensor import Tensor
+
+
+def _float(a: Tensor) -> np.ndarray:
+    x = a._data
+    return x if x.dtype.kind == "f" else x.astype(dtypes.default_float.numpy)
+
+
+class Sin(Function):
+    node_name = "SinBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return Tensor._wrap(np.sin(_float(a)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * a.cos()
+
+
+class Cos(Function):
+    node_name = "CosBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return Tensor._wrap(np.cos(_float(a)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * -a.sin()
+
+
+class Tan(Function):
+    node_name = "TanBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        out = Tensor._wrap(np.tan(_float(a)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * (1 + out * out)
+
+
+class Sinh(Function):
+    node_name = "SinhBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        with np.errstate(over="ignore"):
+            return Tensor._wrap(np.sinh(_float(a)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * a.cosh()
+
+
+class Cosh(Function):
+    node_name = "CoshBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        with np.errstate(over="ignore"):
+            return Tensor._wrap(np.cosh(_float(a)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * a.sinh()
+
+
+class Log1p(Function):
+    node_name = "Log1PBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return Tensor._wrap(np.log1p(_float(a)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (a + 1)
+
+
+class Expm1(Function):
+    node_name = "Expm1Backward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(over="ignore"):
+            out = Tensor._wrap(np.expm1(_float(a)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * (out + 1)
+
+
+class Sign(Function):
+    """-1, 0 or 1 (NaN gives 0, as in PyTorch); flat almost everywhere, so the gradient is 0."""
+
+    node_name = "SignBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        if x.dtype.kind == "b":
+            return Tensor._wrap(x.copy())
+        s = np.sign(x)
+        return Tensor._wrap(np.where(np.isnan(x), 0, s).astype(x.dtype) if x.dtype.kind == "f" else s)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Tensor._wrap(np.zeros_like(grad._data))
