@@ -113,6 +113,11 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def output_nr(self) -> int:
+        """Which output of ``grad_fn`` this tensor is (0 for a leaf): its edge is ``(grad_fn, output_nr)``."""
+        return self._output_nr
+
+    @property
     def grad(self) -> "Tensor | None":
         if self._grad is None and self.grad_fn is not None and not self._retains_grad:
             warnings.warn(

@@ -1,13 +1,13 @@
-"""``minigrad.viz``: the pure functions, figures checked for structure (not pixels),
+"""``minigrad.viz``: the pure functions, drawings checked for structure (not pixels),
 the backward stepper against the engine, the function explorer against closed
 forms, and the dashboard's throttling with a fake clock.
 
-Figures are drawn with the Agg backend; widgets are driven through their Python
-state (no browser: that is tests/test_browser.py).
+Graphs are SVG, checked through the geometry behind them and by parsing the SVG;
+the explorer's figures are drawn with the Agg backend; widgets are driven through
+their Python state (no browser: that is tests/test_browser.py).
 """
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
 
@@ -33,19 +33,28 @@ def leaf(values):
     return minigrad.tensor(np.asarray(values, dtype=np.float64), requires_grad=True)
 
 
-def node_boxes(fig):
-    """The node boxes of a drawn graph: patches whose gid says which kind of node they are."""
-    return [p for ax in fig.axes for p in ax.patches if (p.get_gid() or "").startswith("node:")]
+def node_boxes(picture) -> list:
+    """The kind of each node box of a drawn graph ("leaf", "function", "current", "done");
+    none for a summary."""
+    if not hasattr(picture, "boxes"):
+        return []
+    return [picture.kind(node) for node in picture.nodes]
 
 
-def box_texts(fig):
-    return {t.get_text(): t.get_position() for ax in fig.axes for t in ax.texts}
+def box_texts(picture) -> dict:
+    """``{text of a box: (x, y) of its centre}``."""
+    return {"\n".join(picture.lines(n)): picture.boxes[n][:2] for n in picture.nodes}
 
 
-def png(fig) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+def parsed(picture):
+    """The picture's SVG parsed as XML (so also checked to be well-formed)."""
+    import xml.etree.ElementTree as ET
+
+    return ET.fromstring(picture.svg)
+
+
+def svg_texts(picture) -> list:
+    return [t.text for t in parsed(picture).iter("{http://www.w3.org/2000/svg}text")]
 
 
 @pytest.fixture
@@ -131,7 +140,9 @@ def test_draw_graph_structure(small):
     assert set(texts) == {"a\nscalar", "b\nscalar", "MulBackward0\nc", "AddBackward0\nd"}
     x = {t.split("\n")[0]: pos[0] for t, pos in texts.items()}
     assert x["a"] < x["MulBackward0"] < x["AddBackward0"] and x["b"] < x["MulBackward0"]
-    assert png(fig).startswith(b"\x89PNG")
+    assert fig.direction == "LR" and fig.width <= 860  # small enough to go across, inside a cell
+    assert {"a", "scalar", "MulBackward0", "c", "AddBackward0", "d"} <= set(svg_texts(fig))
+    assert "<svg" in fig._repr_html_()
 
 
 def test_draw_graph_names_a_models_parameters_and_shows_values():
@@ -171,7 +182,7 @@ def test_draw_graph_left_to_right_for_every_edge():
 def test_draw_graph_without_a_graph_says_why():
     fig = draw_graph(minigrad.tensor([1.0, 2.0]))
     assert not node_boxes(fig)
-    assert "requires_grad=True" in " ".join(t.get_text() for t in fig.texts)
+    assert "requires_grad=True" in fig.text and "requires_grad=True" in " ".join(svg_texts(fig))
 
 
 def test_large_graph_is_summarised():
@@ -183,11 +194,11 @@ def test_large_graph_is_summarised():
     assert len(nodes) == 1000
     fig = draw_graph(y)
     assert not node_boxes(fig), "a 1000-node graph must not be drawn box by box"
-    text = " ".join(t.get_text() for t in fig.texts)
-    assert "1000 nodes, 999 edges, depth 1000, widest layer 1, 1 leaves" in text
-    bars = [p for p in fig.axes[0].patches]
-    assert sorted(b.get_width() for b in bars) == [1, 999]
-    assert png(fig).startswith(b"\x89PNG")
+    text = " ".join(svg_texts(fig))
+    assert "1000 nodes, 999 edges, depth 1000, widest layer 1, 1 leaf" in text
+    assert "1000 nodes, more than the 200 drawn" in text  # says which limit it passed
+    bars = [r for r in parsed(fig).iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "bar"]
+    assert sorted(int(b.get("data-count")) for b in bars) == [1, 999]
 
 
 def test_long_chain_is_summarised_wide_graph_drawn():
@@ -195,7 +206,8 @@ def test_long_chain_is_summarised_wide_graph_drawn():
     chain = x
     for _ in range(45):  # few nodes, but 46 columns
         chain = chain * 1.5
-    assert not node_boxes(draw_graph(chain))
+    summary = draw_graph(chain)
+    assert not node_boxes(summary) and "more than 40 steps deep" in summary.why
     wide = minigrad.stack([x * float(k) for k in range(60)]).sum()  # 63 nodes in 4 columns: drawn
     assert len(node_boxes(draw_graph(wide))) == len(graph_of(wide)[0])
 
@@ -254,28 +266,50 @@ def test_stepper_widget_follows_its_slider():
     c = a * b
     loss = (c + a).tanh()
     stepper = BackwardStepper(loss)
-    stepper.widget  # builds the widget and shows state 0
+    stepper.widget  # builds the widget and shows step 1
     n = len(stepper.states)
-    assert (stepper.slider.max, stepper.play.max) == (n - 1, n - 1)
+    assert (stepper.slider.min, stepper.slider.max, stepper.play.min, stepper.play.max) == (1, n, 1, n)
+    assert stepper.play.tooltip and stepper.slider.tooltip
+    picture = stepper.picture
+    geometry = dict(picture.boxes)
     seen = set()
-    for i in [0, 2, n - 1]:
-        stepper.slider.value = i
-        state = stepper.states[i]
-        assert f"Step {i + 1} of {n}" in stepper.panel.value
+    for step in [1, 3, n]:
+        stepper.slider.value = step
+        state = stepper.states[step - 1]
+        assert f"Step {step} of {n}" in stepper.panel.value  # the slider and the text count alike
         assert state.node.name() in stepper.panel.value
-        boxes = node_boxes(stepper.figure)
-        kinds = [box.get_gid() for box in boxes]
-        assert kinds.count("node:current") == 1 and kinds.count("node:done") == i
-        current = next(box for box in boxes if box.get_gid() == "node:current")
-        inside = [t for t, (x, y) in box_texts(stepper.figure).items() if current.contains_point(
-            stepper.figure.axes[0].transData.transform((x, y)))]
-        assert inside and inside[0].split("\n")[0] in (state.node.name(), "a", "b")
+        kinds = node_boxes(picture)
+        assert kinds.count("current") == 1 and kinds.count("done") == step - 1
+        current = next(node for node in picture.nodes if picture.kind(node) == "current")
+        assert current is state.node
         grad = f"{state.received[0].item():.4g}"
-        assert f"grad {grad}" in inside[0] and f"received gradient {grad}" in stepper.panel.value
+        assert f"grad {grad}" in picture.lines(current) and f"received gradient {grad}" in stepper.panel.value
+        assert picture.boxes == geometry, "the boxes must not move between steps"
+        assert picture.svg in stepper.image.value
         seen.add(stepper.image.value)
     assert len(seen) == 3, "each step shows a different picture"
-    stepper.slider.value = 0  # back to a step already drawn: its own picture again
-    assert [b.get_gid() for b in node_boxes(stepper.figure)].count("node:done") == 0
+    stepper.slider.value = 1  # back to a step already drawn: its own picture again
+    assert node_boxes(picture).count("done") == 0
+
+
+def test_stepper_keeps_a_static_picture_for_a_reopened_notebook():
+    """The widget hides the static copy with a style rule only it carries; the copy follows the slider."""
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("IPython")
+    from unittest import mock
+
+    loss = (leaf(2.0) * leaf(3.0)).exp()
+    stepper = BackwardStepper(loss)
+    shown = []
+    with mock.patch("IPython.display.display", side_effect=lambda *objs, **kw: shown.extend(objs)), \
+            mock.patch("IPython.display.DisplayHandle.display", lambda self, obj, **kw: shown.append(obj)), \
+            mock.patch("IPython.display.DisplayHandle.update", lambda self, obj, **kw: shown.append(obj)):
+        stepper._ipython_display_()
+        stepper.slider.value = 2
+    static = [o for o in shown if hasattr(o, "data")]
+    assert len(static) == 2 and f"{stepper.id}-static" in static[0].data
+    assert "Step 1 of" in static[0].data and "Step 2 of" in static[1].data
+    assert f".{stepper.id}-static{{display:none}}" in stepper.image.value
 
 
 # -- the function explorer --------------------------------------------------------------------
@@ -400,7 +434,7 @@ def test_dashboard_view_with_a_fake_clock(capsys):
     minigrad.manual_seed(0)
     model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 2))
     clock = FakeClock()
-    dash = TrainingDashboard(total_steps=500, data=(X, y), predict=model, text=False, clock=clock)
+    dash = TrainingDashboard(total_steps=500, data=(X, y), predict=model, text=False, clock=clock, frames=0)
     assert "waiting for the first step" in dash.html()
     for step in range(499):
         clock.now += 0.01  # 5 s in all
@@ -423,6 +457,75 @@ def test_dashboard_view_with_a_fake_clock(capsys):
     assert len(tags(boundary, "rect")) - len(grid) == 30
 
 
+def test_dashboard_shows_a_dozen_frames_of_a_run_faster_than_the_eye(monkeypatch):
+    """1000 steps in 0.1 s (faster than one 0.5 s redraw): the frames come from progress, and
+    each is held on screen for ``pace`` seconds."""
+    from minigrad.viz import dashboard as dashboard_module
+
+    clock, held = FakeClock(), []
+
+    def fake_sleep(seconds):
+        held.append(seconds)
+        clock.now += seconds
+
+    monkeypatch.setattr(dashboard_module.time, "sleep", fake_sleep)
+    dash = TrainingDashboard(total_steps=1000, text=False, clock=clock, pace=0.2)
+    shown = []
+    dash._handle.update = lambda view: shown.append(dash.step)
+    for step in range(1000):
+        clock.now += 0.0001
+        dash.log(step, loss=1.0 / (step + 1))
+    assert len(shown) >= 12 and shown[-1] == 999
+    gaps = np.diff(shown)
+    assert gaps.max() <= 1000 / 12 + 1, "frames are spread over the whole run"
+    assert len(held) >= 11 and all(0 < s <= 0.2 for s in held)  # the earlier frame stayed 0.2 s on screen
+    speed = dash.speed
+    dash.finish()  # after the last step was shown: nothing new, and the speed stays
+    assert len(shown) == len(set(shown)) and dash.speed == speed and dash.speed > 0
+
+
+def test_region_colours_stay_apart_for_colour_blind_viewers():
+    """Every pair of decision-region colours differs by CIE76 >= 20 in normal vision and under
+    simulated protanopia, deuteranopia and tritanopia (Machado et al. 2009, full severity)."""
+    from itertools import combinations
+
+    from minigrad.viz.dashboard import REGIONS
+
+    simulations = {
+        "normal": np.eye(3),
+        "protan": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+        "deutan": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+        "tritan": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+    }
+
+    def linear(colour):
+        c = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+        return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+    def lab(rgb):
+        xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ rgb
+        f = np.cbrt(xyz / np.array([0.95047, 1.0, 1.08883]))  # every colour here is light: the cube-root branch
+        return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+    for name, matrix in simulations.items():
+        seen = [lab(np.clip(np.asarray(matrix) @ linear(c), 0, 1)) for c in REGIONS]
+        for (i, a), (j, b) in combinations(enumerate(seen), 2):
+            assert np.linalg.norm(a - b) >= 20, f"regions {i} and {j} look alike ({name})"
+
+
+def test_dashboard_fits_a_narrow_cell():
+    """No fixed pixel widths: the progress bar and the charts shrink with the cell, in one row."""
+    clock = FakeClock()
+    dash = TrainingDashboard(total_steps=10, text=False, clock=clock)
+    for step in range(10):
+        dash.log(step, loss=1.0, accuracy=0.5)
+    page = dash.html()
+    assert "flex-wrap" not in page and "min-width:0" in page
+    assert all(s.get("width") == "100%" for s in svgs(page))
+    bar = page.split("mg-progress", 1)[1].split(">", 1)[0]
+    assert "px" not in bar.split("height")[0], "the progress bar has no fixed width"
+
+
 def test_dashboard_thins_long_curves_and_needs_no_total():
     clock = FakeClock()
     dash = TrainingDashboard(text=False, clock=clock)
@@ -434,7 +537,7 @@ def test_dashboard_thins_long_curves_and_needs_no_total():
     (chart,) = svgs(dash.html())
     points = tags(chart, "polyline")[0].get("points").split()
     assert len(points) == 501 and points[-1].startswith("328.0,")  # every 10th step, and the last at the right edge
-    assert "width:" not in dash.html().split("<svg")[0].split("</div>", 1)[1]  # no progress bar
+    assert "mg-progress" not in dash.html()  # no progress bar without a total
     assert dash.status().startswith("step 5000 · loss 4999")
 
 
@@ -471,32 +574,80 @@ def test_stepper_follows_the_engines_order_even_a_custom_one():
     assert custom == leaves_last_reversed([loss.grad_fn]) != default
 
 
+def segment_hits_box(p, q, box, inset: float = 2.0) -> bool:
+    """Whether the segment p-q passes through the inside of ``box`` (shrunk by ``inset``)."""
+    left, right = box.x - box.w / 2 + inset, box.x + box.w / 2 - inset
+    top, bottom = box.y - box.h / 2 + inset, box.y + box.h / 2 - inset
+    t0, t1 = 0.0, 1.0  # Liang-Barsky clipping
+    dx, dy = q[0] - p[0], q[1] - p[1]
+    for edge_p, edge_q in ((-dx, p[0] - left), (dx, right - p[0]), (-dy, p[1] - top), (dy, bottom - p[1])):
+        if edge_p == 0:
+            if edge_q < 0:
+                return False
+            continue
+        t = edge_q / edge_p
+        if edge_p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+    return t0 < t1
+
+
+def assert_no_arrow_crosses_a_box(picture):
+    assert picture.edges
+    for (a, b), points in picture.edges.items():
+        for node, box in picture.boxes.items():
+            if node is a or node is b:
+                continue
+            for p, q in zip(points, points[1:]):
+                assert not segment_hits_box(p, q, box), f"the arrow {a.name()} -> {b.name()} crosses {node.name()}"
+        start, end = points[0], points[-1]  # and it starts and ends on its own boxes' borders
+        for point, node in ((start, a), (end, b)):
+            box = picture.boxes[node]
+            assert abs(point[0] - box.x) <= box.w / 2 + 0.5 and abs(point[1] - box.y) <= box.h / 2 + 0.5
+
+
 def test_no_arrow_runs_behind_a_box_it_does_not_connect():
     """h feeds AddBackward0 directly and through ExpBackward0: the direct arrow skips a column."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
-    from matplotlib.path import Path
-
-    from minigrad.viz import draw_graph
-
     a = minigrad.tensor([1.0, 2.0], requires_grad=True)
     h = a * 3
-    fig = draw_graph((h + h.exp()).sum())
-    fig.canvas.draw()
-    ax = fig.axes[0]
-    boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
-    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
-    assert len(arrows) >= 4
-    for arrow in arrows:
-        path = arrow.get_transform().transform_path(arrow.get_path())  # to display coordinates
-        ends = [arrow._posA_posB[0], arrow._posA_posB[1]]
-        ends = [ax.transData.transform(p) for p in ends]
-        for box in boxes:
-            outer = box.get_window_extent().padded(3)
-            if any(outer.contains(*p) for p in ends):
-                continue  # one of this arrow's own ends
-            for line in path.to_polygons(closed_only=False):  # drops the CLOSEPOLY placeholder vertices
-                assert not Path(line).intersects_bbox(box.get_window_extent().padded(-2), filled=False), \
-                    "an arrow passes behind a box it does not connect"
+    picture = draw_graph((h + h.exp()).sum())
+    assert picture.direction == "LR" and len(picture.edges) >= 4
+    assert any(len(points) > 2 for points in picture.edges.values()), "the skipping arrow goes around"
+    assert_no_arrow_crosses_a_box(picture)
+
+
+def mlp3_loss():
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 10))
+    return F.cross_entropy(model(minigrad.randn(8, 64)), minigrad.tensor(np.arange(8)))
+
+
+@pytest.mark.parametrize("shown_at", [900, 700])  # a notebook cell; the same cell at 1280x720 and 150% zoom
+def test_an_mlps_graph_keeps_readable_text_in_a_cell(shown_at):
+    picture = draw_graph(mlp3_loss())
+    assert picture.direction == "TB", "twelve nodes do not fit across a cell: top to bottom"
+    smallest = min(float(t.get("font-size", picture.font)) for t in parsed(picture).iter())
+    assert smallest * min(1.0, shown_at / picture.width) >= 12
+    # each layer's weight and bias sit in the row of the operation that uses them
+    rows = {}
+    for node in picture.nodes:
+        rows.setdefault(round(picture.boxes[node].y), []).append(node.name())
+    assert sum(names.count("AccumulateGrad") == 2 and "AddmmBackward0" in names for names in rows.values()) == 3
+    assert_no_arrow_crosses_a_box(picture)
+
+
+def test_a_thirty_node_graph_is_drawn_readably_and_lecture_size_is_larger():
+    x = leaf(np.ones(3))
+    h = x
+    for k in range(9):  # three nodes a step: 1 leaf + 27 + 2 = 30
+        h = (h * 0.5 + float(k)).tanh()
+    loss = h.sum() * 2
+    picture = draw_graph(loss)
+    assert len(picture.nodes) == 30 and picture.width <= 860 and picture.font >= 12
+    assert_no_arrow_crosses_a_box(picture)
+    lecture = draw_graph(loss, size="lecture")
+    assert lecture.font > picture.font
+    with pytest.raises(ValueError, match="size must be one of"):
+        draw_graph(loss, size="huge")
+

@@ -3,17 +3,20 @@
 Files, in reading order: ``grad_mode`` (recording on/off), ``graph`` (nodes,
 edges, saved tensors), ``function`` (Function and its ctx), ``engine``
 (topological order and the backward pass), ``differentiate`` (``backward``
-and ``grad``), ``gradcheck`` (finite differences), ``stateful`` (the older
-instance-style Function, kept for teaching).
+and ``grad``), ``gradcheck`` (finite differences), ``anomaly_mode`` (which forward line
+made a backward fail), ``stateful`` (the older instance-style Function, kept
+for teaching).
 """
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.autograd.function import Function, FunctionCtx, once_differentiable
 from minigrad.autograd.differentiate import backward, grad
 from minigrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from minigrad.autograd.stateful import StatefulFunction
-from minigrad.autograd import function, engine, graph
+from minigrad.autograd.anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from minigrad.autograd import anomaly_mode, function, engine, graph
 
 __all__ = [
     "Function", "FunctionCtx", "StatefulFunction", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled", "function", "engine", "graph",
+    "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled", "anomaly_mode", "function", "engine", "graph",
 ]

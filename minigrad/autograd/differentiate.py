@@ -79,9 +79,22 @@ def grad(
     grad_outputs=None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
 ) -> tuple:
-    """Return d(outputs)/d(inputs) without touching any ``.grad``."""
+    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+
+    With ``materialize_grads=True`` an input the outputs do not depend on gets
+    zeros instead of None (handy for higher-order derivatives); it implies
+    ``allow_unused=True``.
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     for t in inputs:
         if not t.requires_grad:
@@ -95,4 +108,8 @@ def grad(
             "One of the differentiated Tensors appears to not have been used in the graph. "
             "Set allow_unused=True if this is the desired behavior."
         )
+    if materialize_grads:
+        Tensor = _tensor.Tensor
+        results = [Tensor._wrap(np.zeros_like(t._data)).requires_grad_(create_graph) if g is None else g
+                   for g, t in zip(results, inputs)]
     return tuple(results)

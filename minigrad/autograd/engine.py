@@ -16,6 +16,8 @@ import contextlib
 import heapq
 from typing import Callable, Iterator, Sequence
 
+from minigrad.autograd import anomaly_mode
+from minigrad.autograd.anomaly_mode import _AnomalyMode
 from minigrad.autograd.graph import Node
 from minigrad.autograd.grad_mode import set_grad_enabled
 
@@ -107,6 +109,7 @@ def run_backward(
             if any(child in targets or child in wanted for child, _ in node.next_functions):
                 wanted.add(node)
     captured: dict[tuple[Node, int], object] = {}
+    anomaly = _AnomalyMode.enabled
 
     with set_grad_enabled(create_graph):
         for node in order:
@@ -119,7 +122,10 @@ def run_backward(
                     captured[(node, output_nr)] = g
                 if node not in wanted:
                     continue
-            input_grads = node._run_backward(grads)
+            if node._node_hooks is None and not anomaly:
+                input_grads = node._run_backward(grads)
+            else:
+                input_grads = _run_instrumented(node, grads)
             for callback in _observers:
                 callback(node, grads, input_grads)
             if not retain_graph:
@@ -128,6 +134,52 @@ def run_backward(
                 if child is not None and grad is not None:
                     _add_to_buffer(buffers, child, output_nr, grad)
     return [captured.get(edge) for edge in capture]
+
+
+def _run_instrumented(node: Node, grads: list) -> tuple:
+    """Run one node with its node hooks and, in anomaly mode, its NaN check and forward traceback."""
+    if not _AnomalyMode.enabled:
+        return _run_with_node_hooks(node, grads)
+    try:
+        input_grads = _run_with_node_hooks(node, grads)
+        if _AnomalyMode.check_nan:
+            anomaly_mode.check_nan(node, input_grads)
+    except Exception:
+        anomaly_mode.warn_forward_traceback(node)
+        raise
+    return input_grads
+
+
+def _run_with_node_hooks(node: Node, grads: list) -> tuple:
+    """Node pre-hooks, the node, node post-hooks: PyTorch's order (tensor hooks ran before)."""
+    if node._node_hooks is None:
+        return node._run_backward(grads)
+    pre_hooks, post_hooks = node._node_hooks
+    for hook in tuple(pre_hooks.values()):
+        result = hook(tuple(grads))
+        if result is not None:
+            grads = list(_checked_hook_result(hook, result, grads))
+    input_grads = node._run_backward(grads)
+    for hook in tuple(post_hooks.values()):
+        result = hook(tuple(input_grads), tuple(grads))
+        if result is not None:
+            input_grads = _checked_hook_result(hook, result, input_grads)
+    return tuple(input_grads)
+
+
+def _checked_hook_result(hook: Callable, result, original: Sequence) -> tuple:
+    """A node hook must return a tuple as long as what it got, and cannot invent a gradient for a None slot."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(original):
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(result)}, but expected {len(original)})"
+        )
+    for old, new in zip(original, result):
+        if old is None and new is not None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+    return result
 
 
 def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad) -> None:

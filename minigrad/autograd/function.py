@@ -39,6 +39,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
+from minigrad.autograd.anomaly_mode import _AnomalyMode, record_forward_traceback
 from minigrad.autograd.grad_mode import _GradMode, is_grad_enabled, no_grad
 from minigrad.autograd.graph import Node, SavedTensor
 
@@ -101,6 +102,12 @@ class FunctionCtx(Node):
         if self._saved is None:  # still inside forward
             return self._to_save
         return tuple([None if s is None else s.unpack(self) for s in self._saved])
+
+    @property
+    def saved_variables(self) -> tuple:
+        """The PyTorch 0.x name of ``saved_tensors`` (from when tensors were wrapped in Variables)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     def name(self) -> str:
         return type(self).__name__
@@ -261,6 +268,8 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
     """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved."""
     Tensor = _tensor.Tensor
     ctx.next_functions = tuple([a._edge() if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in inputs])
+    if _AnomalyMode.enabled:
+        record_forward_traceback(ctx)
     ctx._input_meta = tuple([(a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs])
     ctx._num_outputs = len(outputs)
     ctx._output_meta = tuple([(o._data.shape, o._data.dtype) for o in outputs])

@@ -13,12 +13,14 @@ collector.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import weakref
 from collections import OrderedDict
-from typing import Callable
+from typing import Callable, Iterator, NoReturn
 
 import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
+from minigrad.autograd.anomaly_mode import _AnomalyMode
 
 _sequence_numbers = itertools.count()
 # Leaf accumulators run as soon as they are ready: PyTorch gives them the
@@ -33,12 +35,40 @@ class Node:
     _num_outputs = 1
     _pre_hooks: dict | None = None  # output_nr -> OrderedDict of tensor hooks (made when first needed)
     _retains_grad: dict | None = None  # output_nr -> weakref to the tensor
+    # (node pre-hooks, node post-hooks), made by the first register_prehook/register_hook:
+    # the engine checks only this one attribute on nodes without hooks.
+    _node_hooks: tuple[OrderedDict, OrderedDict] | None = None
+    _metadata: dict | None = None
 
     def __init__(self) -> None:
         self._sequence_nr = next(_sequence_numbers)
 
     def name(self) -> str:
         return type(self).__name__
+
+    def register_prehook(self, fn: Callable) -> "RemovableHandle":
+        """Call ``fn(grad_outputs)`` before this node runs; a returned tuple replaces ``grad_outputs``.
+
+        It runs after the hooks of the tensors this node produced and after
+        ``retain_grad`` has filled their ``.grad``, as in PyTorch's engine.
+        """
+        return add_hook(self._hook_dicts()[0], fn)
+
+    def register_hook(self, fn: Callable) -> "RemovableHandle":
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node runs; a returned tuple replaces ``grad_inputs``."""
+        return add_hook(self._hook_dicts()[1], fn)
+
+    def _hook_dicts(self) -> tuple[OrderedDict, OrderedDict]:
+        if self._node_hooks is None:
+            self._node_hooks = (OrderedDict(), OrderedDict())
+        return self._node_hooks
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for anything you want to attach to this node; anomaly mode keeps ``"traceback_"`` here."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     @property
     def num_outputs(self) -> int:
@@ -142,6 +172,55 @@ def add_hook(hooks: OrderedDict, fn: Callable) -> RemovableHandle:
     return handle
 
 
+class saved_tensors_hooks:
+    """Inside this block, every tensor saved for backward goes through ``pack_hook`` first.
+
+    ``pack_hook(tensor)`` runs once, when a node saves the tensor (built-in ops and
+    ``ctx.save_for_backward`` alike), and what it returns is kept instead of the
+    tensor; ``unpack_hook(packed)`` runs at every read in backward and must give
+    back a tensor with the same values. Each saved tensor keeps the pair that was
+    active when it was saved; nested blocks: only the innermost pair applies.
+
+    This is how you move saved activations elsewhere (to disk, compressed) or
+    drop them and recompute (``minigrad.utils.checkpoint``). As in PyTorch, a
+    tensor saved with hooks is not checked for in-place changes when unpacked:
+    if ``pack_hook`` keeps the same memory (``t.detach()``), an in-place change
+    after saving gives a silently wrong gradient.
+    """
+
+    def __init__(self, pack_hook: Callable[[object], object], unpack_hook: Callable[[object], object]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        if _SavedTensorsHooks.disabled_message is not None:
+            raise RuntimeError(_SavedTensorsHooks.disabled_message)
+        _SavedTensorsHooks.stack.append((self.pack_hook, self.unpack_hook))
+
+    def __exit__(self, *exc) -> None:
+        _SavedTensorsHooks.stack.pop()
+
+
+class _SavedTensorsHooks:
+    stack: list[tuple[Callable, Callable]] = []
+    disabled_message: str | None = None
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
+    """Inside this block, entering ``saved_tensors_hooks`` raises ``RuntimeError(error_message)``.
+
+    For code that cannot work with hooks (it would not see its saved tensors as saved).
+    """
+    if _SavedTensorsHooks.stack:
+        raise RuntimeError(error_message)
+    previous, _SavedTensorsHooks.disabled_message = _SavedTensorsHooks.disabled_message, error_message
+    try:
+        yield
+    finally:
+        _SavedTensorsHooks.disabled_message = previous
+
+
 class SavedTensor:
     """What ``save_for_backward`` keeps of one tensor: its values and their version.
 
@@ -149,38 +228,49 @@ class SavedTensor:
     points to the node through ``grad_fn``, and the node pointing back would make
     a reference cycle that only the garbage collector could free. So we keep the
     array and rebuild a tensor with ``grad_fn=node`` when backward unpacks it.
+
+    Under ``saved_tensors_hooks`` only what ``pack_hook`` returned is kept, plus
+    where the tensor's gradient goes (its ``grad_fn``, or its leaf accumulator),
+    so the unpacked tensor takes part in a ``create_graph`` backward like the original.
     """
 
-    __slots__ = ("tensor", "data", "version_counter", "saved_version", "output_nr", "requires_grad")
+    __slots__ = (
+        "tensor", "data", "version_counter", "saved_version", "output_nr", "requires_grad",
+        "unpack_hook", "packed", "edge",
+    )
 
     def __init__(self, tensor, output_nr: int | None) -> None:
         self.output_nr = output_nr
         self.version_counter = tensor._version_counter
         self.saved_version = tensor._version_counter.value
-        if output_nr is None:
+        self.unpack_hook = None
+        if _SavedTensorsHooks.stack:
+            self._pack(tensor, *_SavedTensorsHooks.stack[-1])
+        elif output_nr is None:
             self.tensor = tensor
         else:
             self.tensor = None
             self.data = tensor._data
             self.requires_grad = tensor.requires_grad
 
-    def unpack(self, node: Node):
-        if self.version_counter.value != self.saved_version:
-            if self.tensor is not None:
-                t = self.tensor
-                producer = f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn else ""
-                shape, dtype = list(t.shape), t.dtype
-            else:
-                producer = f", which is output {self.output_nr} of {node.name()},"
-                shape, dtype = list(self.data.shape), _tensor.Tensor._wrap(self.data).dtype
+    def _pack(self, tensor, pack_hook: Callable, unpack_hook: Callable) -> None:
+        self.tensor, self.requires_grad, self.unpack_hook = None, tensor._requires_grad, unpack_hook
+        if self.output_nr is None:
+            self.edge = (tensor.grad_fn, tensor._output_nr, tensor._grad_accumulator)
+        self.packed = pack_hook(tensor)
+        if tensor._version_counter.value != self.saved_version:
             raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{dtype} {shape}]{producer} is at version "
-                f"{self.version_counter.value}; expected version {self.saved_version} instead. "
-                f"It was saved by {node.name()}. Hint: find the in-place operation (a method "
-                "ending in '_', or an assignment into the tensor) that changed it after it was "
-                "saved, and use its out-of-place form or .clone() the tensor first."
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as input to "
+                "pack hook cannot be modified by in-place operations as this can lead to unexpected "
+                "side-effects. Please open an issue if you need to perform in-place operations on the "
+                "input to a pack hook."
             )
+
+    def unpack(self, node: Node):
+        if self.unpack_hook is not None:
+            return self._unpack_with_hook(node)
+        if self.version_counter.value != self.saved_version:
+            self._raise_modified(node)
         if self.tensor is not None:
             return self.tensor
         out = _tensor.Tensor._wrap(self.data)
@@ -189,3 +279,47 @@ class SavedTensor:
             out._requires_grad = True
             out.grad_fn, out._output_nr = node, self.output_nr
         return out
+
+    def _unpack_with_hook(self, node: Node):
+        """A new tensor around what ``unpack_hook`` returned, wired into the graph as the saved one was."""
+        values = self.unpack_hook(self.packed)
+        if not isinstance(values, _tensor.Tensor):
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type {type(values).__name__}"
+            )
+        out = _tensor.Tensor._wrap(values._data)
+        out._version_counter = values._version_counter
+        if self.requires_grad:
+            out._requires_grad = True
+            if self.output_nr is not None:
+                out.grad_fn, out._output_nr = node, self.output_nr
+            else:
+                out.grad_fn, out._output_nr, out._grad_accumulator = self.edge
+        return out
+
+    def _raise_modified(self, node: Node) -> NoReturn:
+        if self.tensor is not None:
+            t = self.tensor
+            producer = f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn else ""
+            shape, dtype = list(t.shape), t.dtype
+        else:
+            producer = f", which is output {self.output_nr} of {node.name()},"
+            shape, dtype = list(self.data.shape), _tensor.Tensor._wrap(self.data).dtype
+        if _AnomalyMode.enabled:
+            hint = (
+                "Hint: the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+            )
+        else:
+            hint = (
+                "Hint: find the in-place operation (a method ending in '_', or an assignment into the "
+                "tensor) that changed it after it was saved, and use its out-of-place form or .clone() "
+                "the tensor first; minigrad.autograd.set_detect_anomaly(True, check_nan=False) shows "
+                "the forward line of the node that failed."
+            )
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{dtype} {shape}]{producer} is at version "
+            f"{self.version_counter.value}; expected version {self.saved_version} instead. "
+            f"It was saved by {node.name()}. {hint}"
+        )

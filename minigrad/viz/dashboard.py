@@ -5,9 +5,11 @@
         ...
         dash.log(step, loss=loss, accuracy=accuracy)
 
-``log`` only appends two numbers; the view is redrawn at most every
-``update_every`` seconds, and less often if drawing ever took more than
-``max_overhead`` of the training time (see ``Throttle``).
+``log`` only appends two numbers. The view is redrawn at ``frames`` evenly
+spaced steps of the run (so even a run that takes a fraction of a second shows
+the boundary forming, each frame held for at least ``pace`` seconds), and in
+between at most every ``update_every`` seconds, less often if drawing ever took
+more than ``max_overhead`` of the training time (see ``Throttle``).
 
 The view is HTML with SVG charts, written as a string and swapped in place
 with ``display(..., display_id=True)``. A matplotlib figure costs 60-200 ms
@@ -29,7 +31,7 @@ from minigrad.viz import style
 
 TEXT_EVERY = 5.0  # seconds between lines of text outside Jupyter
 FIRST_DRAW_GUESS = 0.01  # seconds a first draw takes, until one has been measured
-WIDTH, HEIGHT = 340, 260  # pixels of one chart: three fit side by side in a notebook
+WIDTH, HEIGHT = 340, 260  # a chart's own coordinates; shown as wide as a third of the cell allows
 GRID = 40  # the boundary is predicted on GRID x GRID points: few enough that BLAS stays on one thread
 MAX_POINTS = 500  # a curve is thinned to this many points: more would not show
 
@@ -74,8 +76,11 @@ class TrainingDashboard:
     ``predict`` gets a minigrad float32 tensor of points, shape ``(n, 2)``, and
     returns class labels ``(n,)`` or scores ``(n, classes)``; it runs under
     ``no_grad``. Steps count from 0, as in ``for step in range(total_steps)``:
-    the last one is always shown. ``text`` forces (True) or prevents (False)
-    the text mode; by default it is used outside Jupyter.
+    the last one is always shown. ``frames`` redraws are spread evenly over
+    ``total_steps``; ``pace`` (seconds, default 0.1 in Jupyter) is the least time a
+    frame stays on screen, so a class can watch a run that trains faster than the
+    eye. ``text`` forces (True) or prevents (False) the text mode; by default it
+    is used outside Jupyter.
     """
 
     def __init__(
@@ -85,6 +90,8 @@ class TrainingDashboard:
         data: tuple | None = None,
         predict: Callable | None = None,
         *,
+        frames: int = 12,
+        pace: float | None = None,
         max_overhead: float = 0.02,
         text: bool | None = None,
         clock: Callable[[], float] = time.perf_counter,
@@ -96,6 +103,10 @@ class TrainingDashboard:
         self.text = not style.in_notebook() if text is None else text
         self.clock = clock
         self.throttle = Throttle(max(update_every, TEXT_EVERY) if self.text else update_every, max_overhead, clock)
+        self.frames = 0 if self.text or not total_steps else frames
+        self.pace = (0.0 if self.text else 0.1) if pace is None else pace
+        self._next_frame = 0  # the next of the evenly spaced frames
+        self._shown_step = None  # the step the view shows
         self.speed = None  # steps per second, measured between two updates
         self._last = None  # (time, step) of the last update
         self.updates = 0
@@ -118,21 +129,34 @@ class TrainingDashboard:
         if self._last is None:
             self._last = (self.clock(), step)
         last_step = self.total_steps is not None and step >= self.total_steps - 1
-        if self.throttle.due() or last_step:
+        frame_due = self.frames and step + 1 >= self.total_steps * (self._next_frame + 1) / self.frames
+        if frame_due:
+            self._next_frame = min(self.frames, (step + 1) * self.frames // self.total_steps)
+            self._hold()
+            self.update()  # a progress frame is always drawn: the budget applies to the others
+        elif self.throttle.due() or last_step:
             self.throttle.run(self.update)
+
+    def _hold(self) -> None:
+        """Keep the previous frame on screen for ``pace`` seconds, if training was faster."""
+        if self.pace and self._last is not None:
+            wait = self.pace - (self.clock() - self._last[0])
+            if wait > 0:
+                time.sleep(wait)
 
     def finish(self) -> None:
         """Show the final state (for loops that stop before ``total_steps``, or have none)."""
-        if self.step is not None:
+        if self.step is not None and self.step != self._shown_step:
             self.update()
 
     def update(self) -> None:
         """Show the current state now: a line of text, or the HTML view."""
         now = self.clock()
         then, first = self._last
-        if now > then:
+        if now > then and self.step > first:  # no new steps: keep the speed measured last time
             self.speed = (self.step - first) / (now - then)
         self._last = (now, self.step)
+        self._shown_step = self.step
         self.updates += 1
         if self.text:
             print(self.status(), flush=True)
@@ -155,15 +179,20 @@ class TrainingDashboard:
         if self.step is None:
             return f"<div style='font-size:{style.FONT_SIZE + 4}px'>waiting for the first step…</div>"
         done = (self.step + 1) / self.total_steps if self.total_steps else 0
-        bar = (f"<div style='background:#E5E5E5;width:{2 * WIDTH}px;height:14px;border-radius:7px'>"
+        bar = ("<div class='mg-progress' style='background:#E5E5E5;height:14px;border-radius:7px'>"
                f"<div style='background:{style.BLUE};width:{100 * min(done, 1):.1f}%;height:14px;"
                "border-radius:7px'></div></div>") if self.total_steps else ""
-        charts = [curve_svg(name, steps, values, self.total_steps) for name, (steps, values) in self.history.items()]
+        charts = [(curve_svg(name, steps, values, self.total_steps), WIDTH)
+                  for name, (steps, values) in self.history.items()]
         if self.data is not None and self.predict is not None:
-            charts.append(self.boundary_svg())
-        return (f"<div style='font-family:sans-serif;font-size:{style.FONT_SIZE + 4}px'>"
-                f"<div>{html.escape(self.status())}</div>{bar}"
-                f"<div style='display:flex;flex-wrap:wrap;gap:12px'>{''.join(charts)}</div></div>")
+            charts.append((self.boundary_svg(), BOUNDARY_WIDTH))
+        # One row whose charts shrink with the cell, all to the same height (never wrapping below
+        # each other, never scrolling sideways): each takes a share of the row as wide as it is.
+        cells = "".join(f"<div style='flex:{width} 1 0;min-width:0'>{chart}</div>" for chart, width in charts)
+        return (f"<div class='mg-dashboard' style='font-family:sans-serif;font-size:{style.FONT_SIZE + 4}px;"
+                f"max-width:{sum(width + 12 for _, width in charts)}px'>"
+                f"<div class='mg-status'>{html.escape(self.status())}</div>{bar}"
+                f"<div style='display:flex;gap:12px'>{cells}</div></div>")
 
     def _prepare_boundary(self, X, y) -> None:
         """What stays the same at every redraw: the grid to predict on, and the points."""
@@ -172,7 +201,9 @@ class TrainingDashboard:
         lo, hi = X.min(axis=0) - 0.5, X.max(axis=0) + 0.5
         gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], GRID), np.linspace(lo[1], hi[1], GRID))
         self._grid = minigrad.tensor(np.stack([gx.ravel(), gy.ravel()], axis=1).astype(np.float32))
-        self._colours = (style.PALETTE * (y.max() + 1))[: y.max() + 1]
+        n_classes = y.max() + 1
+        self._colours = (style.PALETTE * n_classes)[:n_classes]
+        self._regions = (REGIONS + [pale_colour(c, 0.4) for c in style.PALETTE[len(REGIONS):]] * n_classes)[:n_classes]
         self._marks = point_marks(X, y, lo, hi, self._colours)
 
     def boundary_svg(self) -> str:
@@ -181,12 +212,12 @@ class TrainingDashboard:
             out = self.predict(self._grid)
         out = out.detach().numpy() if isinstance(out, minigrad.Tensor) else np.asarray(out)
         classes = (out.argmax(axis=1) if out.ndim == 2 else out).astype(int).reshape(GRID, GRID)
-        return _svg(grid_rects(classes, self._colours) + self._marks, "decision boundary", BOX + 2 * BOX_LEFT)
+        return _svg(grid_rects(classes, self._regions) + self._marks, "decision boundary", BOUNDARY_WIDTH)
 
 
 # -- SVG pieces: plain strings, so they cost next to nothing to make ---------------------------
 def _svg(body: str, title: str, width: int = WIDTH) -> str:
-    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{HEIGHT}' "
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='100%' viewBox='0 0 {width} {HEIGHT}' "
             f"font-family='sans-serif' font-size='{style.FONT_SIZE}'>"
             f"<text x='{width / 2}' y='22' text-anchor='middle' font-size='{style.FONT_SIZE + 4}'>"
             f"{html.escape(title)}</text>{body}</svg>")
@@ -218,23 +249,31 @@ def curve_svg(name: str, steps: list, values: list, total_steps: int | None = No
 
 
 BOX_TOP, BOX, BOX_LEFT = 36, HEIGHT - 40, 10  # where the square of the decision boundary goes
+BOUNDARY_WIDTH = BOX + 2 * BOX_LEFT
+# The regions of classes 0, 1, 2 behind the points of colours BLUE, ORANGE, GREEN: a pale blue, a
+# pale orange and a very pale green, which differ in lightness as well as hue, so every pair stays
+# apart (CIE76 distance >= 20) for normal vision and under simulated protan-, deuter- and
+# tritanopia, and on a washed-out projector. Later classes get the palette mixed with white.
+REGIONS = ["#99c7e0", "#f5d999", "#d9f0ea"]
 
 
-def grid_rects(classes: np.ndarray, colours: list) -> str:
-    """Pale rectangles of the predicted class, one per run of equal classes in a grid row."""
+def grid_rects(classes: np.ndarray, regions: list) -> str:
+    """Rectangles of the predicted class, one per run of equal classes in a grid row.
+
+    They are opaque: overlapping translucent edges would show as stripes.
+    """
     cell = BOX / classes.shape[1]
-    pale = [pale_colour(c) for c in colours]  # opaque: overlapping translucent edges would show as stripes
     rects = []
     for r, row in enumerate(classes[::-1]):  # the grid's first row is the bottom one
         starts = np.flatnonzero(np.diff(row, prepend=-1))
         for a, b in zip(starts, [*starts[1:], len(row)]):
             rects.append(f"<rect x='{BOX_LEFT + a * cell:.1f}' y='{BOX_TOP + r * cell:.1f}' "
                          f"width='{(b - a) * cell + 0.5:.1f}' height='{cell + 0.5:.1f}' "
-                         f"fill='{pale[row[a] % len(pale)]}' shape-rendering='crispEdges'/>")
+                         f"fill='{regions[row[a] % len(regions)]}' shape-rendering='crispEdges'/>")
     return "".join(rects)
 
 
-def pale_colour(colour: str, strength: float = 0.3) -> str:
+def pale_colour(colour: str, strength: float) -> str:
     """``colour`` (``#rrggbb``) mixed with white, ``strength`` of it."""
     rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
     return "#" + "".join(f"{round(255 - strength * (255 - c)):02x}" for c in rgb)

@@ -1,6 +1,6 @@
-"""Draw the graph that autograd recorded: one box per node, inputs on the left.
+"""Draw the graph that autograd recorded: one box per node, inputs first.
 
-Three pure steps, each testable without a display, then the drawing:
+Three pure steps, each testable without a display, then the layout and the SVG:
 
 1. ``graph_of(t)``: the nodes reachable from ``t.grad_fn`` and the edges
    between them, pointing the way values flowed (input -> consumer).
@@ -16,17 +16,15 @@ we draw as the leaf itself (its name, shape and, if asked, value and grad).
 from __future__ import annotations
 
 import collections
+import html
 import inspect
-from typing import Hashable, Iterable, Sequence
+from typing import Hashable, Iterable, NamedTuple, Sequence
 
 from minigrad.autograd import engine
 from minigrad.autograd.graph import AccumulateGrad, Node
 from minigrad.nn.module import Module
 from minigrad.tensor import Tensor
 from minigrad.viz import style
-
-MAX_NODES = 200  # above this a drawing is a hairball: draw_graph shows a summary instead
-MAX_DEPTH = 40  # columns: a longer chain would make a figure metres wide
 
 
 def graph_of(tensor: Tensor) -> tuple[list[Node], list[tuple[Node, Node]]]:
@@ -153,13 +151,100 @@ def _centred(members: list) -> dict:
 
 
 # -- drawing --------------------------------------------------------------------------------
-CHAR_WIDTH = 0.12  # inches per character at style.FONT_SIZE - 1 points (generous, for the widest letters)
-LINE_HEIGHT = 0.27  # inches per line of text
-COLUMN_GAP = 0.7  # inches between the boxes of neighbouring columns
-ROW_GAP = 0.35
+# Drawn as SVG text: vector output stays sharp when a projector scales it, and text sizes are
+# exact pixels. Boxes use a monospace font, so a label's width is known without a renderer.
+SIZES = {  # size= preset -> (font size in px, the width the drawing must fit in px)
+    "notebook": (15, 860),  # about a JupyterLab cell at 100%; still >= 12 px text shown at 700 px
+    "lecture": (20, 860),  # for a projector: bigger text, so larger graphs go top to bottom sooner
+}
+CHAR = 0.6  # width of one monospace character, in font sizes (DejaVu Sans Mono, Menlo, Consolas)
+PAD = 8  # px between a box's text and its border
+GAP = 28  # px between neighbouring ranks (columns or rows) and between boxes of one rank
+MAX_NODES = 200  # above this a drawing is a hairball: draw_graph shows a summary instead
+MAX_DEPTH = 40  # ranks: a longer chain would be metres long whichever way it is laid out
+TEXT = "#222222"  # text colour: contrast 16:1 on white
+MUTED = "#555555"  # secondary text: contrast 7.5:1 on white (the old #999 was 2.8:1)
 
 FILL = {"leaf": "#DCEEFB", "function": "#F2F2F2", "current": style.ORANGE, "done": "#BFE8DC"}
-EDGE = {"leaf": style.BLUE, "function": style.GREY, "current": style.VERMILION, "done": style.GREEN}
+EDGE = {"leaf": style.BLUE, "function": "#777777", "current": style.VERMILION, "done": style.GREEN}
+
+
+class Box(NamedTuple):
+    """Where a node is drawn: centre ``(x, y)``, size ``(w, h)`` in px."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+
+class GraphPicture:
+    """A drawn graph: SVG that Jupyter shows inline, and the geometry behind it.
+
+    ``boxes`` maps each node to its ``Box`` and ``edges`` maps each ``(input, consumer)``
+    pair to the points of its arrow, so tests (and curious readers) can check the
+    layout without a browser. ``render(highlight, notes)`` redraws the same boxes
+    with other colours and notes: the backward stepper uses it, so its picture does
+    not move between steps.
+    """
+
+    def __init__(self, nodes, texts: dict, boxes: dict[Node, Box], edges: dict, width: float, height: float,
+                 font: int, direction: str) -> None:
+        self.nodes, self.texts, self.boxes, self.edges = nodes, texts, boxes, edges
+        self.width, self.height, self.font, self.direction = width, height, font, direction
+        self.highlight: dict = {}
+        self.notes: dict = {}
+        self.svg = self.render()
+
+    def kind(self, node: Node) -> str:
+        return self.highlight.get(node) or ("leaf" if isinstance(node, AccumulateGrad) else "function")
+
+    def lines(self, node: Node) -> list[str]:
+        return self.texts[node].split("\n") + ([self.notes[node]] if node in self.notes else [])
+
+    def render(self, highlight: dict | None = None, notes: dict | None = None) -> str:
+        """The SVG with ``highlight`` (node -> "current"/"done") and ``notes`` (node -> one more line)."""
+        self.highlight, self.notes = highlight or {}, notes or {}
+        parts = [_svg_open(self.width, self.height, self.font),
+                 "<defs><marker id='mg-arrow' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='7' "
+                 "markerHeight='7' orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='#777'/>"
+                 "</marker></defs>"]
+        for points in self.edges.values():
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+            parts.append(f"<polyline class='edge' points='{path}' fill='none' stroke='#777' stroke-width='2' "
+                         "marker-end='url(#mg-arrow)'/>")
+        line_height = self.font * 1.25
+        for node in self.nodes:
+            box, kind = self.boxes[node], self.kind(node)
+            dashes = " stroke-dasharray='6 4'" if kind == "done" else ""
+            parts.append(
+                f"<rect class='node {kind}' x='{box.x - box.w / 2:.1f}' y='{box.y - box.h / 2:.1f}' "
+                f"width='{box.w:.1f}' height='{box.h:.1f}' rx='8' fill='{FILL[kind]}' stroke='{EDGE[kind]}' "
+                f"stroke-width='{4 if kind == 'current' else 2}'{dashes}/>")
+            lines = self.lines(node)
+            top = box.y - line_height * (len(lines) - 1) / 2
+            weight = " font-weight='bold'" if kind == "current" else ""
+            for i, line in enumerate(lines):
+                parts.append(f"<text x='{box.x:.1f}' y='{top + i * line_height:.1f}' text-anchor='middle' "
+                             f"dominant-baseline='central'{weight}>{html.escape(line)}</text>")
+        parts.append("</svg>")
+        self.svg = "".join(parts)
+        return self.svg
+
+    def save(self, path: str) -> None:
+        """Write the SVG to ``path`` (open it in a browser, or put it in slides)."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.svg)
+
+    def _repr_html_(self) -> str:
+        return f"<div class='minigrad-graph'>{self.svg}</div>"
+
+
+def _svg_open(width: float, height: float, font: int) -> str:
+    """An ``<svg>`` that keeps its size where it fits, and shrinks evenly where it does not."""
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
+            f"viewBox='0 0 {width:.0f} {height:.0f}' style='max-width:100%;height:auto' "
+            f"font-family='DejaVu Sans Mono, Menlo, Consolas, monospace' font-size='{font}' fill='{TEXT}'>")
 
 
 def draw_graph(
@@ -169,86 +254,189 @@ def draw_graph(
     *,
     highlight: dict[Node, str] | None = None,
     notes: dict[Node, str] | None = None,
+    size: str = "notebook",
     max_nodes: int = MAX_NODES,
     max_depth: int = MAX_DEPTH,
 ):
-    """Draw ``tensor``'s recorded graph left to right and return the matplotlib Figure
-    (Jupyter shows it when it is a cell's last value).
+    """Draw ``tensor``'s recorded graph, inputs first, and return it as a ``GraphPicture``
+    (Jupyter shows it when it is a cell's last value; ``.save("g.svg")`` writes it).
 
-    ``names`` defaults to the caller's variables. ``highlight`` maps nodes to
-    ``"current"`` or ``"done"`` and ``notes`` adds a line to a node's box (the
-    backward stepper uses both). Graphs of more than ``max_nodes`` nodes or
-    ``max_depth`` columns are summarised instead of drawn.
+    The graph is laid out left to right when that fits the width of a notebook
+    cell, and top to bottom otherwise, each parameter beside the operation that
+    uses it. ``size="lecture"`` uses larger text for a projector. ``names``
+    defaults to the caller's variables. ``highlight`` maps nodes to ``"current"``
+    or ``"done"`` and ``notes`` adds a line to a node's box (the backward stepper
+    uses both). A graph that cannot be drawn readably (more than ``max_nodes``
+    nodes, more than ``max_depth`` steps deep, or too wide for the cell even top
+    to bottom) is summarised instead.
     """
     if names is None:
         names = caller_names(inspect.currentframe().f_back)
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {sorted(SIZES)}, not {size!r}")
+    font, budget = SIZES[size]
     nodes, edges = graph_of(tensor)
-    with style.styled():
-        if not nodes:
-            return _message("No graph: this tensor does not require grad.\n"
-                            "Create its inputs with requires_grad=True.")
-        column = layers(nodes, edges)
-        if len(nodes) > max_nodes or max(column.values()) >= max_depth:
-            return draw_summary(nodes, edges, f"more than {max_nodes} nodes or {max_depth} columns")
-        return _draw(nodes, edges, column, names, show_values, highlight or {}, notes or {})
+    if not nodes:
+        return _message("No graph: this tensor does not require grad. "
+                        "Create its inputs with requires_grad=True.", font)
+    texts = {n: label(n, names, show_values) for n in nodes}
+    if len(nodes) > max_nodes:
+        return draw_summary(nodes, edges, f"{len(nodes)} nodes, more than the {max_nodes} drawn", font)
+    # Leave room for the notes: the stepper adds one line to a box, and its boxes must not move.
+    sizing = {n: t + ("\n" + notes[n] if notes and n in notes else "") for n, t in texts.items()}
+    picture = None
+    for direction in ("LR", "TB"):
+        placed = layout(nodes, edges, sizing, font, direction, max_depth)
+        if placed is None:
+            continue
+        boxes, arrows, width, height = placed
+        picture = GraphPicture(nodes, texts, boxes, arrows, width, height, font, direction)
+        if width <= budget:
+            break
+    if picture is None:
+        return draw_summary(nodes, edges, f"more than {max_depth} steps deep", font)
+    if picture.width > budget:
+        return draw_summary(nodes, edges, f"{picture.width:.0f} px wide even top to bottom, "
+                                          f"more than the {budget} px of a notebook cell", font)
+    picture.render(highlight, notes)
+    return picture
 
 
-def _draw(nodes, edges, column, names, show_values, highlight, notes):
-    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int = MAX_DEPTH):
+    """Place every node: ``(boxes, arrows, width, height)``, or None if deeper than ``max_depth``.
 
-    row = rows(nodes, edges, column)
-    texts = {n: label(n, names, show_values) + (f"\n{notes[n]}" if n in notes else "") for n in nodes}
-    size = {n: (CHAR_WIDTH * max(map(len, t.split("\n"))) + 0.3, LINE_HEIGHT * (t.count("\n") + 1) + 0.2)
+    Nodes are grouped into *units* placed along *ranks*: the columns of a left-to-right
+    layout, the rows of a top-to-bottom one. Top to bottom, a leaf used by one
+    operation only (a layer's weight or bias) shares that operation's row, one on
+    each side, so a layer reads as one line. Every box of a rank has the same
+    thickness, so an arrow between neighbouring ranks crosses only the gap between
+    them; an arrow that skips ranks runs around the boxes it would cross.
+    """
+    tb = direction == "TB"
+    line = font * 1.25
+    size = {n: (CHAR * font * max(map(len, t.split("\n"))) + 2 * PAD, line * (t.count("\n") + 1) + 2 * PAD)
             for n, t in texts.items()}
-    n_columns = max(column.values()) + 1
-    widths = [max(size[n][0] for n in nodes if column[n] == c) for c in range(n_columns)]
-    lefts = [sum(widths[:c]) + COLUMN_GAP * c for c in range(n_columns)]
-    row_height = max(h for _, h in size.values()) + ROW_GAP
-    x = {n: lefts[column[n]] + widths[column[n]] / 2 for n in nodes}
-    y = {n: -row[n] * row_height for n in nodes}  # row 0 at the top
+    # Along the rank axis a box is as thick as its rank; across it, as long as its own text.
+    across = {n: size[n][0] if tb else size[n][1] for n in nodes}
+    along = {n: size[n][1] if tb else size[n][0] for n in nodes}
 
-    width = sum(widths) + COLUMN_GAP * (n_columns - 1)
-    height = row_height * (max(row.values()) - min(row.values()) + 1)
-    fig = style.new_figure(width + 0.4, height + 0.4)
-    ax = fig.add_axes([0, 0, 1, 1])
-    ax.set_xlim(-0.2, width + 0.2)
-    ax.set_ylim(min(y.values()) - row_height / 2 - 0.2, max(y.values()) + row_height / 2 + 0.2)
-    ax.axis("off")
-
+    consumers = collections.defaultdict(list)
     for a, b in edges:
-        # An edge that skips a column would run straight behind the boxes in between: bend it.
-        skips = abs(column[b] - column[a]) > 1
-        ax.add_patch(FancyArrowPatch(
-            (x[a] + size[a][0] / 2, y[a]), (x[b] - size[b][0] / 2, y[b]),
-            arrowstyle="-|>", mutation_scale=18, color=style.GREY, linewidth=1.5, zorder=1,
-            connectionstyle=f"arc3,rad={-0.35 if skips else 0}", gid="edge",
-        ))
+        consumers[a].append(b)
+    sides: dict[Node, list] = collections.defaultdict(lambda: [[], []])  # unit -> [left, right] attachments
+    attached = {}
+    if tb:
+        for node in nodes:
+            users = consumers[node]
+            if isinstance(node, AccumulateGrad) and len(users) == 1 and sum(map(len, sides[users[0]])) < 2:
+                left, right = sides[users[0]]
+                (left if len(left) <= len(right) else right).append(node)
+                attached[node] = users[0]
+    units = [n for n in nodes if n not in attached]
+    unit_edges = [(attached.get(a, a), attached.get(b, b)) for a, b in edges]
+    unit_edges = [(a, b) for a, b in dict.fromkeys(unit_edges) if a is not b]
+    rank = layers(units, unit_edges)
+    if max(rank.values()) >= max_depth:
+        return None
+    order = rows(units, unit_edges, rank)
+
+    def members(unit) -> list:
+        left, right = sides[unit] if unit in sides else ([], [])
+        return [*left[::-1], unit, *right]
+
+    n_ranks = max(rank.values()) + 1
+    thickness = [max(along[m] for u in units if rank[u] == r for m in members(u)) for r in range(n_ranks)]
+    starts = [sum(thickness[:r]) + GAP * r for r in range(n_ranks)]
+    centre = {}  # node -> (position along the rank axis, position across it)
+    extent = []
+    for r in range(n_ranks):
+        in_rank = sorted((u for u in units if rank[u] == r), key=order.get)
+        cross = 0.0
+        for unit in in_rank:
+            for m in members(unit):
+                centre[m] = (starts[r] + thickness[r] / 2, cross + across[m] / 2)
+                cross += across[m] + GAP
+        extent.append(cross - GAP)
+    for node in nodes:  # centre every rank on the widest one
+        r = rank[attached.get(node, node)]
+        centre[node] = (centre[node][0], centre[node][1] + (max(extent) - extent[r]) / 2)
+
+    skips = [(a, b) for a, b in edges if a not in attached and rank[b] - rank[a] > 1]
+    margin = GAP if skips else 0  # a corridor on each side for arrows that skip ranks
+    boxes = {}
     for node in nodes:
-        kind = highlight.get(node) or ("leaf" if isinstance(node, AccumulateGrad) else "function")
-        w, h = size[node]
-        ax.add_patch(FancyBboxPatch(
-            (x[node] - w / 2, y[node] - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.1",
-            facecolor=FILL[kind], edgecolor=EDGE[kind], linewidth=4 if kind == "current" else 2,
-            linestyle="--" if kind == "done" else "-", zorder=2, gid=f"node:{kind}",
-        ))
-        ax.text(x[node], y[node], texts[node], ha="center", va="center", zorder=3,
-                fontsize=style.FONT_SIZE - 1, fontweight="bold" if kind == "current" else "normal",
-                family="DejaVu Sans")
-    return fig
+        along_pos, cross_pos = centre[node]
+        r = rank[attached.get(node, node)]
+        a_len, c_len = thickness[r], across[node]
+        if tb:
+            boxes[node] = Box(cross_pos + margin, along_pos, c_len, a_len)
+        else:
+            boxes[node] = Box(along_pos, cross_pos + margin, a_len, c_len)
+
+    def point(along_pos: float, cross_pos: float) -> tuple:
+        return (cross_pos, along_pos) if tb else (along_pos, cross_pos)
+
+    def ends(node) -> tuple:  # (along start, along end, cross centre) of a box
+        box = boxes[node]
+        return (box.y - box.h / 2, box.y + box.h / 2, box.x) if tb else (box.x - box.w / 2, box.x + box.w / 2, box.y)
+
+    cross_total = max(extent) + 2 * margin
+    arrows = {}
+    for a, b in edges:
+        (_, a_end, a_c), (b_start, _, b_c) = ends(a), ends(b)
+        if a in attached:  # beside its consumer, in the same row
+            box_a, box_b = boxes[a], boxes[b]
+            step = 1 if box_a.x < box_b.x else -1
+            arrows[(a, b)] = [(box_a.x + step * box_a.w / 2, box_a.y), (box_b.x - step * box_b.w / 2, box_b.y)]
+        elif rank[b] - rank[a] == 1:
+            arrows[(a, b)] = [point(a_end, a_c), point(b_start, b_c)]
+        else:  # around the ranks in between, on the nearer side
+            corridor = margin / 2 if (a_c + b_c) / 2 < cross_total / 2 else cross_total - margin / 2
+            below_a, above_b = a_end + GAP / 3, b_start - GAP / 3
+            arrows[(a, b)] = [point(a_end, a_c), point(below_a, a_c), point(below_a, corridor),
+                              point(above_b, corridor), point(above_b, b_c), point(b_start, b_c)]
+    along_total = starts[-1] + thickness[-1]
+    width, height = (cross_total, along_total) if tb else (along_total, cross_total)
+    return boxes, arrows, width + 2, height + 2  # + the border's half width on each side
 
 
-def draw_summary(nodes: Sequence[Node], edges: Sequence[tuple], why: str = "too large"):
+def draw_summary(nodes: Sequence[Node], edges: Sequence[tuple], why: str = "too large",
+                 font: int = SIZES["notebook"][0]):
     """A chart of what a large graph holds, instead of a drawing nobody could read."""
     kinds = collections.Counter("leaf" if isinstance(n, AccumulateGrad) else n.name() for n in nodes)
-    with style.styled():
-        fig = style.new_figure(11, 5)
-        ax = fig.add_axes([0.3, 0.12, 0.65, 0.62])
-        common = kinds.most_common(8)[::-1]
-        ax.barh([k for k, _ in common], [v for _, v in common], color=style.BLUE)
-        ax.set_xlabel("number of nodes")
-        fig.text(0.02, 0.95, summary_text(nodes, edges), va="top", fontsize=style.FONT_SIZE + 1)
-        fig.text(0.02, 0.83, f"Too large to draw ({why}). The most common nodes:", va="top", color=style.GREY)
-    return fig
+    common = kinds.most_common(8)
+    label_width = CHAR * font * max(len(k) for k, _ in common) + 12
+    bar_width, row = 360, font * 1.8
+    top = font * 5
+    width, height = label_width + bar_width + 80, top + row * len(common) + 10
+    most = common[0][1]
+    parts = [_svg_open(width, height, font).replace("monospace'", "monospace' class='minigrad-summary'"),
+             f"<text x='4' y='{font * 1.3:.0f}' font-size='{font + 2}'>{html.escape(summary_text(nodes, edges))}</text>",
+             f"<text x='4' y='{font * 3:.0f}' fill='{MUTED}'>Too large to draw ({html.escape(why)}).</text>",
+             f"<text x='4' y='{font * 4.3:.0f}' fill='{MUTED}'>The most common nodes:</text>"]
+    for i, (kind, count) in enumerate(common):
+        y = top + i * row
+        length = max(2.0, bar_width * count / most)
+        parts.append(f"<text x='{label_width - 8:.0f}' y='{y + row / 2:.1f}' text-anchor='end' "
+                     f"dominant-baseline='central'>{html.escape(kind)}</text>"
+                     f"<rect class='bar' x='{label_width:.0f}' y='{y + 3:.1f}' width='{length:.1f}' "
+                     f"height='{row - 6:.1f}' fill='{style.BLUE}' data-count='{count}'/>"
+                     f"<text x='{label_width + length + 6:.1f}' y='{y + row / 2:.1f}' "
+                     f"dominant-baseline='central'>{count}</text>")
+    parts.append("</svg>")
+    return Summary("".join(parts), summary_text(nodes, edges), why, dict(common))
+
+
+class Summary(NamedTuple):
+    """What ``draw_graph`` shows for a graph too large to draw: SVG plus the facts in it."""
+
+    svg: str
+    text: str
+    why: str
+    counts: dict
+
+    def _repr_html_(self) -> str:
+        return f"<div class='minigrad-graph'>{self.svg}</div>"
 
 
 def summary_text(nodes: Sequence[Node], edges: Sequence[tuple]) -> str:
@@ -257,10 +445,11 @@ def summary_text(nodes: Sequence[Node], edges: Sequence[tuple]) -> str:
     widest = max(collections.Counter(column.values()).values(), default=0)
     leaves = sum(isinstance(n, AccumulateGrad) for n in nodes)
     depth = max(column.values(), default=-1) + 1
-    return f"{len(nodes)} nodes, {len(edges)} edges, depth {depth}, widest layer {widest}, {leaves} leaves"
+    return (f"{len(nodes)} nodes, {len(edges)} edges, depth {depth}, widest layer {widest}, "
+            f"{leaves} {'leaf' if leaves == 1 else 'leaves'}")
 
 
-def _message(text: str):
-    fig = style.new_figure(7, 1.2)
-    fig.text(0.5, 0.5, text, ha="center", va="center")
-    return fig
+def _message(text: str, font: int) -> Summary:
+    width = CHAR * font * len(text) * 1.1 + 20
+    svg = (_svg_open(width, font * 3, font) + f"<text x='10' y='{font * 1.8:.0f}'>{html.escape(text)}</text></svg>")
+    return Summary(svg, text, "no graph", {})

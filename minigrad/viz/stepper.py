@@ -4,13 +4,10 @@
 runs, what the node received and what it passed on: a plain list you can
 index, print and test. ``BackwardStepper`` only shows one of those states.
 
-The loop below mirrors ``minigrad.autograd.engine.run_backward`` line for
-line (the order of ``engine.topological_order``, the same gradient buffers,
-hooks and grad mode), minus freeing the saved tensors, so that
-``loss.backward()`` still works after it. The engine has no way to let us
-watch it run, so we run the nodes ourselves; a test checks that the order and
-the gradients are the engine's. Make the stepper before ``loss.backward()``,
-which frees the graph (or pass it ``retain_graph=True``).
+The states are recorded by an observer on the real engine
+(``minigrad.autograd.engine.observe``), so the stepper cannot show an order
+the engine does not run. It keeps the graph (``retain_graph=True``), so
+``loss.backward()`` still works after it.
 """
 from __future__ import annotations
 
@@ -104,28 +101,40 @@ class BackwardStepper:
     """A widget to step through ``loss``'s backward pass: play button, slider, graph, text.
 
     ``stepper.states`` is the whole pass (see ``backward_states``); the widget
-    shows ``states[slider.value]``: the node running in orange, the nodes
-    already done in green (dashed), each with the gradient it received.
+    shows step ``slider.value`` (counted from 1, like the text): the node running
+    in orange, the nodes already done in green (dashed), each with the gradient it
+    received. Every step is drawn on the same layout, so the picture never jumps.
+    Below the widget a static copy of the current picture is kept in the notebook,
+    hidden while the widget is alive: a notebook reopened without its kernel shows
+    that picture where the widget can no longer be drawn.
     Creating it does not change any ``.grad``; call ``loss.backward()`` as usual.
     """
 
-    def __init__(self, loss: Tensor, names: dict[str, Tensor] | None = None, interval_ms: int = 1500) -> None:
+    _count = 0  # tells the static copies of several steppers in one notebook apart
+
+    def __init__(self, loss: Tensor, names: dict[str, Tensor] | None = None, interval_ms: int = 1500,
+                 size: str = "notebook") -> None:
         self.loss = loss
         self.names = names if names is not None else graph.caller_names(inspect.currentframe().f_back)
         self.states = backward_states(loss)
         self.interval_ms = interval_ms
-        self.figure = None  # the last figure shown, kept for tests and for saving
+        self.notes = [{s.node: "grad " + ", ".join(style.short(g) for g in s.received if g is not None)
+                       for s in self.states[: i + 1]} for i in range(len(self.states))]
+        # One layout for every step, with room for all the notes the last step shows.
+        self.picture = graph.draw_graph(loss, names=self.names, notes=self.notes[-1], size=size)
+        BackwardStepper._count += 1
+        self.id = f"mg-stepper-{BackwardStepper._count}"
         self._widget = None
-        self._drawn: dict[int, tuple] = {}  # index -> (figure, PNG bytes)
+        self._static = None  # the display handle of the static copy
 
-    def draw(self, index: int):
-        """The graph as it is at ``states[index]`` (a matplotlib Figure)."""
-        state = self.states[index]
+    def draw(self, step: int) -> str:
+        """The graph as it is at step ``step`` (1 to ``len(states)``), as SVG."""
+        state = self.states[step - 1]
         highlight = {node: "done" for node in state.done}
         highlight[state.node] = "current"
-        notes = {s.node: "grad " + ", ".join(style.short(g) for g in s.received if g is not None)
-                 for s in self.states[: index + 1]}
-        return graph.draw_graph(self.loss, names=self.names, highlight=highlight, notes=notes)
+        if not isinstance(self.picture, graph.GraphPicture):  # too large to draw: the summary, every step
+            return self.picture.svg
+        return self.picture.render(highlight, self.notes[step - 1])
 
     @property
     def widget(self):
@@ -133,27 +142,43 @@ class BackwardStepper:
         if self._widget is None:
             import ipywidgets as widgets
 
-            last = len(self.states) - 1
-            self.play = widgets.Play(min=0, max=last, interval=self.interval_ms, description="play")
-            self.slider = widgets.IntSlider(min=0, max=last, description="step", continuous_update=False)
+            n = len(self.states)
+            self.play = widgets.Play(min=1, max=n, interval=self.interval_ms, description="play",
+                                     tooltip=f"Play the backward pass: one node every {self.interval_ms / 1000:g} s. "
+                                             "The square stops it; the loop arrow repeats it.")
+            self.slider = widgets.IntSlider(min=1, max=n, description="step", continuous_update=False,
+                                            tooltip="Drag, or click and use the arrow keys, to move one node at a time")
             widgets.jslink((self.play, "value"), (self.slider, "value"))
-            self.image = widgets.Image(format="png")
+            # Hides the static copy while the widget is alive (a reopened notebook has no widget, so no rule).
+            self.image = widgets.HTML(layout=widgets.Layout(min_height=f"{self._height()}px"))
             self.panel = widgets.HTML()
             self.slider.observe(lambda change: self.show(change["new"]), names="value")
             self._widget = widgets.VBox([widgets.HBox([self.play, self.slider]), self.image, self.panel])
-            self.show(0)
+            self.show(1)
         return self._widget
 
-    def show(self, index: int) -> None:
-        """Render ``states[index]`` into the widget."""
-        if index not in self._drawn:  # each picture is drawn once, then reused
-            figure = self.draw(index)
-            self._drawn[index] = (figure, style.to_png(figure))
-        self.figure, self.image.value = self._drawn[index]
-        text = describe(self.states[index], len(self.states), self.names)
+    def _height(self) -> int:
+        return int(getattr(self.picture, "height", 0)) + 4
+
+    def show(self, step: int) -> None:
+        """Render step ``step`` (1 to ``len(states)``) into the widget and its static copy."""
+        svg = self.draw(step)
+        self.image.value = f"<style>.{self.id}-static{{display:none}}</style>{svg}"
+        text = describe(self.states[step - 1], len(self.states), self.names)
         self.panel.value = f"<pre style='font-size:{style.FONT_SIZE + 2}px'>{html.escape(text)}</pre>"
+        if self._static is not None:
+            self._static.update(self._static_html(svg, text))
+
+    def _static_html(self, svg: str, text: str):
+        from IPython.display import HTML
+
+        return HTML(f"<div class='{self.id}-static'><div>{svg}</div><pre>{html.escape(text)}</pre>"
+                    "<p><i>A picture of the backward stepper: run the cell to step through it.</i></p></div>")
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
+        from IPython.display import DisplayHandle, display
 
         display(self.widget)
+        self._static = DisplayHandle()
+        step = self.slider.value
+        self._static.display(self._static_html(self.draw(step), describe(self.states[step - 1], len(self.states), self.names)))

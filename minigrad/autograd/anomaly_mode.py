@@ -1,0 +1,97 @@
+"""Anomaly mode: find the forward line behind a NaN gradient or a failing backward.
+
+    with minigrad.autograd.detect_anomaly():
+        loss = model(x).log().sum()      # every node remembers this line
+        loss.backward()                  # RuntimeError: Function 'LogBackward0' returned nan values ...
+
+A backward error points into the engine, far from the forward code that
+built the failing node. In anomaly mode every node records the traceback of
+the forward call that created it (in ``node.metadata["traceback_"]``); when a
+node's backward raises, or (with ``check_nan``) returns NaN, the engine warns
+with that traceback and the node's name, then raises. Off, it costs one flag
+check per Function call and one per backward: it is meant for debugging only.
+"""
+from __future__ import annotations
+
+import os
+import traceback
+import warnings
+
+import numpy as np
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _AnomalyMode:
+    enabled = False
+    check_nan = True
+
+
+def is_anomaly_enabled() -> bool:
+    """True inside ``detect_anomaly()`` or after ``set_detect_anomaly(True)``."""
+    return _AnomalyMode.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _AnomalyMode.check_nan
+
+
+class detect_anomaly:
+    """Context manager that turns anomaly detection on inside its block (it warns that it is slow)."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.prev, self.prev_check_nan = _AnomalyMode.enabled, _AnomalyMode.check_nan
+        self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+            "only be enabled for debugging.",
+            stacklevel=2,
+        )
+
+    def __enter__(self) -> None:
+        _AnomalyMode.enabled, _AnomalyMode.check_nan = True, self.check_nan
+
+    def __exit__(self, *exc) -> None:
+        _AnomalyMode.enabled, _AnomalyMode.check_nan = self.prev, self.prev_check_nan
+
+
+class set_detect_anomaly:
+    """Turn anomaly detection on or off, as a function call or a context manager."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev, self.prev_check_nan = _AnomalyMode.enabled, _AnomalyMode.check_nan
+        _AnomalyMode.enabled, _AnomalyMode.check_nan = bool(mode), bool(check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _AnomalyMode.enabled, _AnomalyMode.check_nan = self.prev, self.prev_check_nan
+
+
+def record_forward_traceback(node) -> None:
+    """Keep where ``node`` was created: the caller's stack, without minigrad's own frames at its end."""
+    frames = traceback.extract_stack()
+    while len(frames) > 1 and os.path.abspath(frames[-1].filename).startswith(_PACKAGE_DIR + os.sep):
+        frames.pop()
+    node.metadata["traceback_"] = traceback.format_list(frames)
+
+
+def warn_forward_traceback(node) -> None:
+    """The warning PyTorch prints before re-raising a backward error in anomaly mode."""
+    stack = node._metadata.get("traceback_") if node._metadata else None
+    if stack is None:
+        message = (
+            f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+            "anomaly during forward pass for more information."
+        )
+    else:
+        message = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(stack)
+    warnings.warn(message, UserWarning, stacklevel=2)
+
+
+def check_nan(node, grad_inputs: tuple) -> None:
+    """Raise PyTorch's error if a gradient ``node`` returned contains NaN."""
+    for i, g in enumerate(grad_inputs):
+        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

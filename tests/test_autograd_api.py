@@ -1,0 +1,459 @@
+"""The autograd API beyond Function: node hooks, grad(materialize_grads=), anomaly mode,
+saved-tensor hooks, checkpoint, InplaceFunction and NestedIOFunction.
+
+Each behaviour is one small program written against a module ``lib`` (minigrad
+or torch); the test runs it on minigrad, checks the values it must give, and,
+when torch is installed, runs the same program on torch and compares every
+value, hook call sequence, exception type and warning type.
+"""
+from __future__ import annotations
+
+import importlib.util
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+import minigrad.autograd
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="the comparison with PyTorch needs torch installed")
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def both(program):
+    """Run ``program(lib)`` on minigrad and (if installed) on torch; return (minigrad result, torch result or None)."""
+    mine = program(minigrad)
+    theirs = program(_torch()) if HAVE_TORCH else None
+    return mine, theirs
+
+
+def plain(x):
+    """Turn tensors (nested in tuples/lists/dicts) into Python lists, for comparing libraries."""
+    if x is None or isinstance(x, (str, int, float, bool)):
+        return x
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if isinstance(x, dict):
+        return {k: plain(v) for k, v in x.items()}
+    return np.asarray(x.detach().numpy()).tolist()
+
+
+# The programs run in float32; two libraries' exp/log may differ by a few ulps.
+FLOAT32_RTOL = 16 * float(np.finfo(np.float32).eps)
+
+
+def assert_matches(mine, theirs, where="result"):
+    """Equal structure, equal strings/bools/None, floats equal up to float32 rounding."""
+    if isinstance(mine, float) and isinstance(theirs, float):
+        assert mine == pytest.approx(theirs, rel=FLOAT32_RTOL, nan_ok=True), where
+    elif isinstance(mine, list) and isinstance(theirs, list):
+        assert len(mine) == len(theirs), f"{where}: {mine} vs {theirs}"
+        for i, (m, t) in enumerate(zip(mine, theirs)):
+            assert_matches(m, t, f"{where}[{i}]")
+    else:
+        assert mine == theirs, f"{where}: {mine!r} (minigrad) vs {theirs!r} (torch)"
+
+
+def assert_same(program):
+    mine, theirs = both(program)
+    if theirs is not None:
+        assert_matches(plain(mine), plain(theirs))
+    return plain(mine)
+
+
+def outcome(fn):
+    """What calling ``fn()`` does: ("ok", value) or (exception type name, message)."""
+    try:
+        return ("ok", fn())
+    except Exception as e:  # noqa: BLE001 - the type is what we compare
+        return (type(e).__name__, str(e))
+
+
+# -- node hooks --------------------------------------------------------------------
+
+
+def hook_order_program(lib):
+    """The order PyTorch's engine runs hooks in: tensor hooks, retain_grad, node pre-hooks, node, post-hooks."""
+    log = []
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 2
+    b.retain_grad()
+    b.register_hook(lambda g: log.append(("tensor hook", plain(g))) or g + 1)
+    b.grad_fn.register_prehook(lambda go: log.append(("node prehook", plain(go), plain(b.grad))) or (go[0] * 100,))
+    b.grad_fn.register_hook(lambda gi, go: log.append(("node posthook", plain(gi), plain(go))))
+    a.register_hook(lambda g: log.append(("leaf tensor hook", plain(g))))
+    accumulator = b.grad_fn.next_functions[0][0]
+    accumulator.register_prehook(lambda go: log.append(("accumulator prehook", plain(go))) or (go[0] / 2,))
+    accumulator.register_hook(lambda gi, go: log.append(("accumulator posthook", plain(gi), plain(go), plain(a.grad))))
+    (b * 3).sum().backward()
+    return log, a.grad, b.grad
+
+
+def test_hook_order_matches_torch():
+    log, a_grad, b_grad = assert_same(hook_order_program)
+    assert [entry[0] for entry in log] == [
+        "tensor hook", "node prehook", "node posthook", "leaf tensor hook", "accumulator prehook", "accumulator posthook",
+    ]
+    assert log[1] == ("node prehook", [[4.0, 4.0]], [4.0, 4.0]) or log[1] == ["node prehook", [[4.0, 4.0]], [4.0, 4.0]]
+    assert a_grad == [400.0, 400.0] and b_grad == [4.0, 4.0]
+
+
+def removed_hooks_program(lib):
+    log = []
+    a = lib.tensor([1.0], requires_grad=True)
+    b = a * 2
+    pre = b.grad_fn.register_prehook(lambda go: log.append("pre"))
+    post = b.grad_fn.register_hook(lambda gi, go: log.append("post"))
+    b.sum().backward(retain_graph=True)
+    pre.remove()
+    with post:  # a handle is also a context manager that removes the hook on exit
+        b.sum().backward(retain_graph=True)
+    b.sum().backward()
+    return log, a.grad
+
+
+def test_node_hooks_are_removable():
+    log, a_grad = assert_same(removed_hooks_program)
+    assert log == ["pre", "post", "post"] and a_grad == [6.0]
+
+
+def test_the_accumulator_is_the_same_node_in_every_graph():
+    def program(lib):
+        a = lib.tensor([1.0], requires_grad=True)
+        first = (a * 2).grad_fn.next_functions[0][0]
+        calls = []
+        first.register_prehook(lambda go: calls.append(plain(go)))
+        second = (a * 3)
+        second.sum().backward()
+        return calls, second.grad_fn.next_functions[0][0] is first
+
+    calls, same = assert_same(program)
+    assert calls == [[[3.0]]] and same is True
+
+
+@pytest.mark.parametrize("case", ["prehook count", "posthook count", "posthook not a tuple", "prehook list", "posthook invents a gradient"])
+def test_node_hook_errors_match_torch(case):
+    def program(lib):
+        a = lib.tensor([1.0], requires_grad=True)
+        b = a * 2
+        node = b.grad_fn
+        if case == "prehook count":
+            node.register_prehook(lambda go: (go[0], go[0]))
+        elif case == "posthook count":
+            node.register_hook(lambda gi, go: (gi[0],))
+        elif case == "posthook not a tuple":
+            node.register_hook(lambda gi, go: 5)
+        elif case == "prehook list":
+            node.register_prehook(lambda go: [go[0]])
+        else:
+            node.register_hook(lambda gi, go: (gi[0], gi[0]))
+        return outcome(lambda: b.sum().backward())
+
+    kind, message = assert_same(program)
+    assert kind in ("RuntimeError", "TypeError")
+    assert message  # the same message text as torch, compared above
+
+
+def test_node_hooks_of_an_input_of_grad_do_not_run():
+    def program(lib):
+        log = []
+        a = lib.tensor([1.0], requires_grad=True)
+        b = a * 2
+        b.register_hook(lambda g: log.append("tensor"))
+        b.grad_fn.register_prehook(lambda go: log.append("pre"))
+        b.grad_fn.register_hook(lambda gi, go: log.append("post"))
+        g, = lib.autograd.grad((b * 3).sum(), b)
+        return log, g
+
+    log, g = assert_same(program)
+    assert log == ["tensor"] and g == [3.0]
+
+
+# -- autograd.grad(materialize_grads=), output_nr, saved_variables --------------------
+
+
+def test_materialize_grads_matches_torch():
+    def program(lib):
+        u = lib.tensor([1.0, 1.0], requires_grad=True)
+        w = lib.tensor([1.0, 1.0], requires_grad=True)
+        y = (u * 2).sum()
+        results = [
+            outcome(lambda: plain(lib.autograd.grad(y, (u, w), retain_graph=True))),
+            outcome(lambda: plain(lib.autograd.grad(y, (u, w), retain_graph=True, allow_unused=True))),
+            outcome(lambda: plain(lib.autograd.grad(y, (u, w), retain_graph=True, materialize_grads=True))),
+            outcome(lambda: plain(lib.autograd.grad(y, (u, w), retain_graph=True, materialize_grads=True, allow_unused=False))),
+        ]
+        zeros = lib.autograd.grad(y, (u, w), create_graph=True, materialize_grads=True)[1]
+        return [r[0] for r in results], results[1:3], zeros.requires_grad
+    kinds, values, zeros_require_grad = assert_same(program)
+    assert kinds == ["RuntimeError", "ok", "ok", "ValueError"]
+    assert values == [["ok", [[2.0, 2.0], None]], ["ok", [[2.0, 2.0], [0.0, 0.0]]]]
+    assert zeros_require_grad is True
+
+
+def test_output_nr_matches_torch():
+    def program(lib):
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1 * 2 + g2 * 3
+
+        x = lib.tensor([1.0], requires_grad=True)
+        p, q = Two.apply(x)
+        return x.output_nr, p.output_nr, q.output_nr, (q * 1).output_nr
+
+    assert assert_same(program) == [0, 0, 1, 0]
+
+
+def test_saved_variables_is_the_deprecated_alias_of_saved_tensors():
+    def program(lib):
+        seen = []
+
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    x, = ctx.saved_variables
+                seen.extend((w.category.__name__, str(w.message), w.filename == __file__) for w in caught)
+                return g * 2 + x * 0
+
+        x = lib.tensor([1.0], requires_grad=True)
+        Double.apply(x).sum().backward()
+        return seen, x.grad
+
+    seen, grad = assert_same(program)
+    assert seen == [["DeprecationWarning", "'saved_variables' is deprecated; use 'saved_tensors'", True]]
+    assert grad == [2.0]
+
+
+# -- anomaly mode ----------------------------------------------------------------------
+
+
+def anomaly_program(lib, check_nan=True):
+    x = lib.tensor(0.0, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with lib.autograd.detect_anomaly(check_nan=check_nan):
+            y = x.sqrt() * 0  # d sqrt(x)/dx at 0 is inf, and inf * 0 is NaN
+            result = outcome(lambda: y.backward())
+        enabled_after = lib.is_anomaly_enabled() if hasattr(lib, "is_anomaly_enabled") else lib.autograd.is_anomaly_enabled()
+    warned = [(w.category.__name__, str(w.message).split(".")[0]) for w in caught]
+    return result if result[0] != "ok" else ("ok", plain(x.grad)), warned, enabled_after, caught
+
+
+def test_anomaly_mode_names_the_node_and_shows_the_forward_line():
+    (kind, message), warned, enabled_after, caught = anomaly_program(minigrad)
+    assert (kind, message) == ("RuntimeError", "Function 'SqrtBackward0' returned nan values in its 0th output.")
+    assert warned[0] == ("UserWarning", "Anomaly Detection has been enabled")
+    assert warned[1] == ("UserWarning", "Error detected in SqrtBackward0")
+    forward_line = "y = x.sqrt() * 0"
+    assert forward_line in str(caught[1].message) and __file__ in str(caught[1].message)
+    assert "minigrad/autograd" not in str(caught[1].message)  # the stack ends at the learner's line
+    assert enabled_after is False
+    if HAVE_TORCH:
+        t_result, t_warned, t_enabled, _ = anomaly_program(_torch())
+        assert (kind, message, warned, enabled_after) == (*t_result, t_warned, t_enabled)
+
+
+def test_anomaly_mode_without_check_nan_lets_the_nan_through():
+    result, warned, _, _ = anomaly_program(minigrad, check_nan=False)
+    assert result[0] == "ok" and np.isnan(result[1])
+    assert len(warned) == 1
+    if HAVE_TORCH:
+        t_result, t_warned, _, _ = anomaly_program(_torch(), check_nan=False)
+        assert np.isnan(t_result[1]) and warned == t_warned
+
+
+def test_anomaly_mode_reraises_a_backward_error_unchanged():
+    def program(lib):
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                raise ValueError("boom")
+
+        x = lib.tensor([1.0], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.autograd.set_detect_anomaly(True)
+            try:
+                y = Bad.apply(x)
+                result = outcome(lambda: y.sum().backward())
+            finally:
+                lib.autograd.set_detect_anomaly(False)
+        return result, [(w.category.__name__, str(w.message).split(".")[0]) for w in caught]
+
+    (kind, message), warned = assert_same(program)
+    assert (kind, message) == ("ValueError", "boom")
+    assert warned == [["UserWarning", "Error detected in BadBackward"]]
+
+
+def test_anomaly_mode_records_a_traceback_only_when_on():
+    x = minigrad.tensor([1.0], requires_grad=True)
+    assert "traceback_" not in (x * 2).grad_fn.metadata
+    with minigrad.autograd.set_detect_anomaly(True):
+        assert minigrad.autograd.is_anomaly_enabled()
+        stack = (x * 2).grad_fn.metadata["traceback_"]
+    assert not minigrad.autograd.is_anomaly_enabled()
+    assert isinstance(stack, list) and "(x * 2)" in stack[-1]
+
+
+# -- saved-tensor hooks ----------------------------------------------------------------
+
+
+def pack_unpack_program(lib):
+    log = []
+
+    def pack(t):
+        log.append(("pack", list(t.shape)))
+        return ("box", t.detach())
+
+    def unpack(packed):
+        log.append(("unpack",))
+        return packed[1]
+
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = (a * a).exp()  # Mul saves both operands, Exp saves its result: 3 packs
+    z = y * 3  # saved outside the block: no hook
+    log.append(("backward",))
+    z.sum().backward(retain_graph=True)
+    log.append(("backward",))
+    z.sum().backward()
+    return log, a.grad
+
+
+def test_saved_tensors_hooks_pack_once_and_unpack_at_every_use():
+    log, grad = assert_same(pack_unpack_program)
+    assert log == [["pack", [2]]] * 3 + [["backward"]] + [["unpack"]] * 3 + [["backward"]] + [["unpack"]] * 3
+    np.testing.assert_allclose(grad, 2 * 2 * np.array([1.0, 2.0]) * np.exp([1.0, 4.0]) * 3, rtol=1e-6)
+
+
+def test_saved_tensors_hooks_see_the_saved_tensors_themselves():
+    def program(lib):
+        seen = []
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 1
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t) or t.detach(), lambda p: p):
+            y = b.exp()
+            z = b * b
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t) or t.detach(), lambda p: p):
+            with lib.no_grad():
+                b.exp()  # nothing recorded, nothing saved
+        return [seen[0] is y, seen[1] is b, seen[2] is b, len(seen)]
+
+    assert assert_same(program) == [True, True, True, 3]
+
+
+def test_saved_tensors_hooks_apply_to_custom_functions_and_keep_the_graph():
+    def program(lib):
+        kinds = []
+
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * x * x
+                ctx.save_for_backward(x, y)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                x, y = ctx.saved_tensors
+                kinds.append((x.requires_grad, y.grad_fn is not None))
+                return g * 3 * x * x
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach() * 1, lambda p: p):
+            y = (Cube.apply(x) * x).sum()  # Mul saves x and Cube's output, through the hooks too
+        g, = lib.autograd.grad(y, x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x)
+        return kinds, g, gg
+
+    kinds, g, gg = assert_same(program)
+    assert g == [4.0, 32.0] and gg == [12.0, 48.0]  # d/dx x^4 = 4x^3, d2 = 12x^2
+    assert kinds[0] == [True, True]
+
+
+def test_saved_tensors_hooks_errors_match_torch():
+    def program(lib):
+        graph = lib.autograd.graph
+        a = lib.tensor([1.0], requires_grad=True)
+        results = []
+        with graph.saved_tensors_hooks(lambda t: 1, lambda p: p):
+            y = (a * 1).exp()
+        results.append(outcome(lambda: y.sum().backward()))
+
+        def save_with_mutating_pack():
+            with graph.saved_tensors_hooks(lambda t: t.mul_(2), lambda p: p):
+                (a * 1).exp()
+
+        results.append(outcome(save_with_mutating_pack))
+
+        def enter_hooks_while_disabled():
+            with graph.disable_saved_tensors_hooks("no hooks here"):
+                with graph.saved_tensors_hooks(lambda t: t, lambda p: p):
+                    pass
+
+        results.append(outcome(enter_hooks_while_disabled))
+
+        def disable_while_hooks_active():
+            with graph.saved_tensors_hooks(lambda t: t, lambda p: p):
+                with graph.disable_saved_tensors_hooks("no hooks here"):
+                    pass
+
+        results.append(outcome(disable_while_hooks_active))
+        with graph.saved_tensors_hooks(lambda t: t.detach(), lambda p: p):
+            results.append(outcome(lambda: plain((a * 2).exp())))  # the hooks work again after both
+        return results
+
+    results = assert_same(program)
+    assert [r[0] for r in results] == ["TypeError", "RuntimeError", "RuntimeError", "RuntimeError", "ok"]
+    assert results[2][1] == "no hooks here"
+
+
+def test_only_the_innermost_hooks_apply_and_each_saved_tensor_keeps_its_pair():
+    def program(lib):
+        log = []
+        graph = lib.autograd.graph
+        a = lib.tensor([1.0], requires_grad=True)
+        with graph.saved_tensors_hooks(lambda t: log.append("outer pack") or t.detach(), lambda p: log.append("outer unpack") or p):
+            with graph.saved_tensors_hooks(lambda t: log.append("inner pack") or t.detach(), lambda p: log.append("inner unpack") or p):
+                y = a.exp()
+            z = y.log()
+        z.sum().backward()
+        return log, a.grad
+
+    log, grad = assert_same(program)
+    assert log == ["inner pack", "outer pack", "outer unpack", "inner unpack"]
+    assert grad == [pytest.approx(1.0)] or grad == [1.0]
+
+
+def test_saved_tensors_hooks_leave_freeing_as_it_was():
+    def program(lib):
+        a = lib.tensor([1.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda p: p):
+            y = a.exp().sum()
+        y.backward()
+        return outcome(lambda: y.backward())[0]
+
+    assert assert_same(program) == "RuntimeError"
