@@ -140,7 +140,11 @@ class Tensor:
         return self.grad_fn is not None and self._output_nr in (self.grad_fn._retains_grad or ())
 
     def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
+        """Keep this non-leaf tensor's gradient in ``.grad`` during backward.
+
+        It follows the tensor through in-place operations (``_set_history``
+        moves it), so ``.grad`` is the gradient of the current values.
+        """
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is not None:
@@ -149,19 +153,43 @@ class Tensor:
             self.grad_fn._retains_grad[self._output_nr] = weakref.ref(self)
 
     def _accumulate_retained(self, grad: "Tensor") -> None:
-        self._grad = grad.detach() if self._grad is None else self._grad + grad.detach()
+        """PyTorch's retain_grad rule: a copy first (recorded under create_graph), then out-of-place sums."""
+        self._grad = copy_grad(grad, retained=True) if self._grad is None else self._grad + grad
+
+    def _set_history(self, grad_fn, output_nr: int) -> None:
+        """Give this tensor a new producer after an in-place change.
+
+        Hooks registered so far stay with the old node (they belong to the old
+        values); ``retain_grad()`` moves to the new one, as in PyTorch.
+        """
+        old = self.grad_fn
+        retained = old is not None and old._retains_grad and old._retains_grad.get(self._output_nr)
+        if retained and retained() is self:
+            del old._retains_grad[self._output_nr]
+        self._requires_grad, self.grad_fn, self._output_nr = grad_fn is not None, grad_fn, output_nr
+        if retained and retained() is self:
+            self.retain_grad()
 
     def register_hook(self, hook) -> "RemovableHandle":
-        """Call ``hook(grad)`` with this tensor's full gradient; a returned tensor replaces it."""
+        """Call ``hook(grad)`` with this tensor's full gradient; a returned tensor replaces it.
+
+        On a non-leaf the hook belongs to the current version: an in-place
+        operation afterwards gives the tensor a new node, and the hook keeps
+        firing at the old one, with the gradient of the values before it.
+        """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._hooks is None:
-            self._hooks = OrderedDict()
-        if self.grad_fn is not None:
-            if self.grad_fn._pre_hooks is None:
-                self.grad_fn._pre_hooks = {}
-            self.grad_fn._pre_hooks[self._output_nr] = self._hooks
-        return add_hook(self._hooks, hook)
+        if self.grad_fn is None:  # a leaf: AccumulateGrad reads the tensor's own hooks
+            if self._hooks is None:
+                self._hooks = OrderedDict()
+            return add_hook(self._hooks, hook)
+        node, output_nr = self._edge()
+        if node._pre_hooks is None:
+            node._pre_hooks = {}
+        hooks = node._pre_hooks.get(output_nr)
+        if hooks is None:
+            hooks = node._pre_hooks[output_nr] = OrderedDict()
+        return add_hook(hooks, hook)
 
     def _edge(self) -> tuple:
         """Where this tensor's gradient goes: its producer, or its leaf accumulator."""
@@ -339,7 +367,7 @@ class Tensor:
         if data.dtype not in (dtypes.default_float.numpy, np.dtype(np.int64), np.dtype(np.bool_)):
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+            extras.append(f"grad_fn=<{type(self.grad_fn).__name__}>")  # PyTorch: the class, without the C++ namespace
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
@@ -627,7 +655,7 @@ class Tensor:
         self._data[...] = result._data
         self._version_counter.value += 1
         if recording:
-            self._requires_grad, self.grad_fn, self._output_nr = result._requires_grad, result.grad_fn, result._output_nr
+            self._set_history(result.grad_fn, result._output_nr)
         return self
 
     def add_(self, other, alpha=1) -> "Tensor":

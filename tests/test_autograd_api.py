@@ -403,9 +403,11 @@ def test_saved_tensors_hooks_errors_match_torch():
             y = (a * 1).exp()
         results.append(outcome(lambda: y.sum().backward()))
 
+        b = a * 1
+
         def save_with_mutating_pack():
             with graph.saved_tensors_hooks(lambda t: t.mul_(2), lambda p: p):
-                (a * 1).exp()
+                b.exp()  # saves its output, which the pack hook then changes
 
         results.append(outcome(save_with_mutating_pack))
 

@@ -110,7 +110,8 @@ class FunctionCtx(Node):
         return self.saved_tensors
 
     def name(self) -> str:
-        return type(self).__name__
+        """The node's name; PyTorch's C++ nodes include their namespace (``torch::autograd::CopySlices``)."""
+        return type(self).__dict__.get("_node_name") or type(self).__name__
 
     def release_variables(self) -> None:
         if self._saved:
@@ -187,7 +188,7 @@ class Function:
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
-        cls._backward_cls = type(node_name, (FunctionCtx,), {"_forward_cls": cls})
+        cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {"_forward_cls": cls, "_node_name": node_name})
 
     def __init__(self, *args, **kwargs) -> None:
         warnings.warn(

@@ -21,6 +21,7 @@ from typing import Callable, Iterator, NoReturn
 
 import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
 from minigrad.autograd.anomaly_mode import _AnomalyMode
+from minigrad.autograd.grad_mode import _GradMode
 
 _sequence_numbers = itertools.count()
 # Leaf accumulators run as soon as they are ready: PyTorch gives them the
@@ -92,8 +93,7 @@ class Node:
         for output_nr, tensor_ref in (self._retains_grad or {}).items():
             tensor = tensor_ref()
             if tensor is not None and grads[output_nr] is not None:
-                g = grads[output_nr]
-                tensor.grad = g.detach() if tensor.grad is None else tensor.grad + g.detach()
+                tensor._accumulate_retained(grads[output_nr])
         return grads
 
     def __call__(self, *grad_outputs):
@@ -133,15 +133,18 @@ class AccumulateGrad(Node):
     def accumulate(self, grad) -> None:
         variable = self.variable
         current = variable._grad  # not .grad: the shapes already match, and no warning applies
-        if current is None:
+        if _GradMode.enabled:
+            # create_graph (the engine sets grad mode to it): PyTorch's rule is a
+            # recorded copy first, then out-of-place sums, so a .grad someone still
+            # holds keeps its value.
+            variable._grad = _tensor.copy_grad(grad) if current is None else current + grad
+        elif current is None:
             # Keep a copy: the same gradient may be held by a hook or sent to
             # another leaf too (AddBackward passes one gradient to both inputs),
             # and a plain .grad is later accumulated in place.
-            variable._grad = grad if grad.grad_fn is not None else type(grad)._wrap(grad._data.copy())
-        elif grad.grad_fn is not None or current.grad_fn is not None:
-            variable._grad = current + grad  # create_graph: keep it differentiable
+            variable._grad = type(grad)._wrap(grad._data.copy())
         else:
-            current._data += grad._data
+            current._data += grad._data  # in place, as PyTorch: every alias of .grad sees the sum
             current._version_counter.value += 1
 
 
@@ -257,7 +260,11 @@ class SavedTensor:
         self.tensor, self.requires_grad, self.unpack_hook = None, tensor._requires_grad, unpack_hook
         if self.output_nr is None:
             self.edge = (tensor.grad_fn, tensor._output_nr, tensor._grad_accumulator)
-        self.packed = pack_hook(tensor)
+        grad_was_enabled, _GradMode.enabled = _GradMode.enabled, False  # as PyTorch: nothing the hook does is recorded
+        try:
+            self.packed = pack_hook(tensor)
+        finally:
+            _GradMode.enabled = grad_was_enabled
         if tensor._version_counter.value != self.saved_version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as input to "

@@ -325,8 +325,18 @@ class Clone(Function):
         return grad
 
 
+class CopyGrad(Clone):
+    """The copy a leaf's ``.grad`` starts as under ``create_graph`` (PyTorch's node name)."""
+
+    node_name = "torch::autograd::CopyBackwards"
+
+
 class Fill(Function):
-    """The out-of-place form of ``fill_`` / ``zero_``: the old values get no gradient."""
+    """The out-of-place form of ``fill_`` / ``zero_``: the old values get a zero gradient.
+
+    Zeros, not None, as in PyTorch: the nodes below still run (and a freed one
+    still raises), and a leaf's ``.grad`` becomes zeros rather than staying None.
+    """
 
     node_name = "FillBackward0"
 
@@ -336,4 +346,4 @@ class Fill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return None, None
+        return Tensor._wrap(np.zeros_like(grad._data)), None
