@@ -250,7 +250,8 @@ def test_model_parameters_generator_is_accepted():
     model = nn.Linear(3, 2)
     opt = Adam(model.parameters())
     assert len(opt.param_groups[0]["params"]) == 2
-    assert opt.defaults == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0)
+    assert {k: opt.defaults[k] for k in ("lr", "betas", "eps", "weight_decay", "amsgrad")} == dict(
+        lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False)
 
 
 def test_step_with_closure_returns_the_loss():

@@ -27,6 +27,6 @@ __all__ = [
 
 # --- loading (TensorDataset, DataLoader) -------------------------------------
 # Kept in loader.py; its imports and __all__ entries go here.
-from .loader import DataLoader, TensorDataset
+from .loader import DataLoader, Dataset, TensorDataset
 
-__all__ += ["TensorDataset", "DataLoader"]
+__all__ += ["Dataset", "TensorDataset", "DataLoader"]

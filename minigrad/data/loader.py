@@ -1,16 +1,22 @@
-"""``TensorDataset`` and ``DataLoader``: feed a model mini-batches, as ``torch.utils.data`` does.
+"""``Dataset``, ``TensorDataset`` and ``DataLoader``: feed a model mini-batches, as ``torch.utils.data`` does.
+
+(``minigrad.utils.data`` is where PyTorch code finds these names; it re-exports this module.)
 
 A *dataset* answers two questions: how many samples (``len``) and what is
 sample i (``dataset[i]``, a tuple such as ``(x, y)``). A *loader* turns it into
 batches: it chooses the order of the indices (shuffled each epoch if asked),
 cuts them into groups of ``batch_size`` and stacks each group's samples into
 one tensor per field, so ``for x, y in loader`` gets ``x`` of shape
-(batch_size, ...). Single-process and minimal: no workers, samplers or pinning.
+(batch_size, ...). Single-process and minimal: no worker processes, samplers or pinning.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
-from typing import Any, Iterator
+import warnings
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -19,14 +25,28 @@ from minigrad.creation import tensor as _tensor
 from minigrad.functional_ops import stack
 from minigrad.tensor import Tensor
 
-__all__ = ["TensorDataset", "DataLoader"]
+__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "default_collate", "random_split"]
 
 
 def _as_tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else _tensor(x)
 
 
-class TensorDataset:
+class Dataset:
+    """A map-style dataset: subclass it and define ``__getitem__`` (and ``__len__``, which DataLoader needs).
+
+    ``dataset[i]`` returns sample i, typically a tuple ``(x, y)``; ``a + b``
+    concatenates two datasets.
+    """
+
+    def __getitem__(self, index) -> Any:
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other: "Dataset") -> "ConcatDataset":
+        return ConcatDataset([self, other])
+
+
+class TensorDataset(Dataset):
     """Sample i is ``(t[i] for t in tensors)``: e.g. ``TensorDataset(X, y)``.
 
     NumPy arrays are accepted and converted (copied) to tensors of the same dtype.
@@ -48,14 +68,84 @@ class TensorDataset:
         return len(self.tensors[0]) if self.tensors else 0
 
 
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order (what ``random_split`` returns)."""
+
+    def __init__(self, dataset, indices: Sequence[int]) -> None:
+        self.dataset, self.indices = dataset, indices
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    """Several datasets one after the other: index ``len(first)`` is the second's sample 0."""
+
+    def __init__(self, datasets) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx: int):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx += len(self)
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
+
+
+def random_split(dataset, lengths: Sequence[int | float], generator: np.random.Generator | None = None) -> list[Subset]:
+    """Split ``dataset`` into non-overlapping random ``Subset``s of the given lengths.
+
+    ``lengths`` are counts summing to ``len(dataset)``, or fractions summing to
+    1 (floored, then the leftover samples dealt out one by one from the first
+    part, as in PyTorch). The order comes from ``generator`` (a NumPy
+    Generator) or minigrad's, so ``minigrad.manual_seed`` fixes the split.
+    """
+    n = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        counts = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            counts.append(math.floor(n * frac))
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        for i, count in enumerate(counts):
+            if count == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                              stacklevel=2)
+        lengths = counts
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    rng = generator if generator is not None else _default_generator()
+    order = rng.permutation(n).tolist()
+    return [Subset(dataset, order[end - length:end]) for end, length in zip(itertools.accumulate(lengths), lengths)]
+
+
 def default_collate(samples: list) -> Any:
-    """Stack a list of samples into a batch, field by field (tuples stay tuples).
+    """Stack a list of samples into a batch, field by field (tuples stay tuples, dicts stay dicts).
 
     Tensors and NumPy arrays are stacked; Python ints become an int64 tensor
-    and floats a float64 one, as in PyTorch. (PyTorch returns a list of fields
-    for tuple samples; here it is a tuple.)
+    and floats a float64 one, as in PyTorch; strings stay a list of strings.
+    (PyTorch returns a list of fields for tuple samples; here it is a tuple.)
     """
     first = samples[0]
+    if isinstance(first, Mapping):
+        return {key: default_collate([s[key] for s in samples]) for key in first}
+    if isinstance(first, (str, bytes)):
+        return list(samples)
     if isinstance(first, (tuple, list)):
         return tuple(default_collate(list(field)) for field in zip(*samples))
     if isinstance(first, Tensor):
@@ -65,7 +155,8 @@ def default_collate(samples: list) -> Any:
     if isinstance(first, (bool, int, float, np.number)):
         return _tensor(samples, dtype=np.float64 if isinstance(first, float) else None)
     raise TypeError(
-        f"default_collate: batch must contain tensors, NumPy arrays or numbers; found {type(first).__name__}"
+        f"default_collate: batch must contain tensors, NumPy arrays, numbers, strings, dicts or lists; "
+        f"found {type(first).__name__}"
     )
 
 
@@ -76,16 +167,25 @@ class DataLoader:
     ``numpy.random.Generator``; PyTorch's is a ``torch.Generator``) or, by
     default, from minigrad's, so ``minigrad.manual_seed`` fixes the batches.
     ``drop_last=True`` skips a final batch smaller than ``batch_size``.
-    ``len(loader)`` is the number of batches per pass.
+    ``collate_fn`` turns a list of samples into a batch (``default_collate``
+    by default). ``len(loader)`` is the number of batches per pass.
+    ``num_workers`` and ``pin_memory`` are accepted for PyTorch's signature;
+    samples are always loaded in the main process, in the same order.
     """
 
-    def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False,
+    def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False, num_workers: int = 0,
+                 collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False, drop_last: bool = False,
                  generator: np.random.Generator | None = None) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
+        self.num_workers = num_workers
+        self.collate_fn = default_collate if collate_fn is None else collate_fn
+        self.pin_memory = pin_memory
         self.drop_last = drop_last
         self.generator = generator
 
@@ -104,8 +204,8 @@ class DataLoader:
         order = self._order()
         for start in range(0, len(self) * self.batch_size, self.batch_size):
             indices = order[start:start + self.batch_size]
-            if isinstance(self.dataset, TensorDataset):
+            if isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate:
                 # One fancy-index per tensor fetches the whole batch: no per-sample stacking.
                 yield self.dataset[indices]
             else:
-                yield default_collate([self.dataset[int(i)] for i in indices])
+                yield self.collate_fn([self.dataset[int(i)] for i in indices])

@@ -15,7 +15,12 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
+import numpy as np
+
+from minigrad import dtypes
 from minigrad.autograd.grad_mode import no_grad
+from minigrad.device import device as _device
+from minigrad.device import resolve
 from minigrad.nn.parameter import Parameter
 from minigrad.tensor import Tensor
 
@@ -271,6 +276,68 @@ class Module:
             else:
                 param.grad.detach_().zero_()
 
+    # -- devices and dtypes -----------------------------------------------------------
+    def _apply(self, convert: Callable[[np.ndarray], np.ndarray]) -> "Module":
+        """Replace the values of every parameter (and its .grad) and buffer with ``convert(values)``.
+
+        The tensor objects stay the same (as in PyTorch, which assigns ``param.data``),
+        so an optimizer created before ``model.double()`` still holds the model's parameters.
+        """
+        for module in self.modules():
+            for tensors in (module._parameters, module._buffers):
+                for t in tensors.values():
+                    if t is None:
+                        continue
+                    t._data = convert(t._data)
+                    if t._grad is not None:
+                        t._grad._data = convert(t._grad._data)
+        return self
+
+    def _cast_floats(self, target: np.dtype) -> "Module":
+        return self._apply(lambda a: a.astype(target) if a.dtype.kind == "f" and a.dtype != target else a)
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """Move and/or cast the parameters and buffers: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
+
+        minigrad has only the CPU, so the device part is checked (another device
+        raises) and changes nothing. A dtype, which must be a floating-point
+        one, converts floating-point parameters and buffers only (an int64
+        counter such as BatchNorm's ``num_batches_tracked`` stays int64). Returns self.
+        """
+        where, dtype = _parse_to(*args, **kwargs)
+        resolve(where)
+        if dtype is None:
+            return self
+        target = dtypes.to_numpy_dtype(dtype)
+        if target.kind != "f":
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype="
+                f"{dtypes.from_numpy_dtype(target)}"
+            )
+        return self._cast_floats(target)
+
+    def cpu(self) -> "Module":
+        """The parameters already live on the CPU: returns self."""
+        return self
+
+    def cuda(self, device=None) -> "Module":
+        """Raises: minigrad has no CUDA device (the error says to use the CPU)."""
+        resolve("cuda" if device is None else device if isinstance(device, (str, _device)) else f"cuda:{device}")
+        return self
+
+    def float(self) -> "Module":
+        """Cast floating-point parameters and buffers to float32."""
+        return self._cast_floats(dtypes.float32.numpy)
+
+    def double(self) -> "Module":
+        """Cast floating-point parameters and buffers to float64 (what gradcheck needs)."""
+        return self._cast_floats(dtypes.float64.numpy)
+
+    def type(self, dst_type) -> "Module":
+        """Cast *every* parameter and buffer to ``dst_type``, integer ones included (PyTorch's rule)."""
+        target = dtypes.to_numpy_dtype(dst_type)
+        return self._apply(lambda a: a.astype(target) if a.dtype != target else a)
+
     # -- saving and loading ---------------------------------------------------------
     def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
         """Every parameter and persistent buffer by its dotted name, detached (sharing memory).
@@ -353,3 +420,22 @@ class Module:
         for store in (self._parameters, self._buffers, self._modules):
             names += list(store)
         return sorted(set(names))
+
+
+def _parse_to(*args: Any, device=None, dtype=None, non_blocking: bool = False, **kwargs: Any) -> tuple:
+    """``(device, dtype)`` from any of the forms ``Tensor.to`` and ``Module.to`` accept."""
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword argument(s) {', '.join(kwargs)}")
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):
+        other = rest.pop(0)
+        dtype = other.dtype if dtype is None else dtype
+    elif rest and isinstance(rest[0], (str, _device)) or (rest and rest[0] is None):
+        device = rest.pop(0)
+    if rest and not isinstance(rest[0], bool):
+        dtype = rest.pop(0)
+    if rest and isinstance(rest[0], bool):
+        rest.pop(0)  # non_blocking: nothing to overlap on the CPU
+    if rest:
+        raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
+    return device, dtype

@@ -6,10 +6,14 @@
         F.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-Read ``optimizer.py`` first (what all optimizers share), then ``sgd.py`` and ``adam.py``.
+Read ``optimizer.py`` first (what all optimizers share), then ``sgd.py``,
+``adam.py`` (Adam and AdamW) and ``rmsprop.py``; ``lr_scheduler.py`` changes
+the learning rate from epoch to epoch.
 """
-from minigrad.optim.adam import Adam
+from minigrad.optim import lr_scheduler
+from minigrad.optim.adam import Adam, AdamW
 from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.rmsprop import RMSprop
 from minigrad.optim.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]

@@ -1,16 +1,22 @@
-"""``Adam``: a step per parameter from running averages of the gradient and its square.
+"""``Adam`` and ``AdamW``: a step per parameter from running averages of the gradient and its square.
 
-PyTorch's update for each parameter p with gradient g, at step t = 1, 2, ...:
+PyTorch's update for each parameter p with gradient g, at step t = 1, 2, ...
+(and ours, in the same order of floating-point operations):
 
-    g = g + weight_decay * p                    # L2 penalty (AdamW would decay p directly)
-    m = beta1 * m + (1 - beta1) * g             # average gradient: the direction
-    v = beta2 * v + (1 - beta2) * g * g         # average squared gradient: the scale
-    m_hat = m / (1 - beta1 ** t)                # m and v start at 0, so early averages are
-    v_hat = v / (1 - beta2 ** t)                #   too small: bias correction undoes that
-    p = p - lr * m_hat / (sqrt(v_hat) + eps)
+    g = -g                       if maximize
+    p = p * (1 - lr * wd)        AdamW: decay the weights directly ("decoupled")
+    g = g + wd * p               Adam:  an L2 penalty folded into the gradient
+    m = m + (1 - beta1) * (g - m)             # average gradient (PyTorch's lerp)
+    v = beta2 * v + (1 - beta2) * g * g       # average squared gradient: the scale
+    v_max = max(v_max, v)                     # amsgrad: never let the scale shrink
+    denom = sqrt(v) / sqrt(1 - beta2 ** t) + eps
+    p = p - lr / (1 - beta1 ** t) * m / denom
 
-Dividing by sqrt(v_hat) gives every parameter a step of about ``lr``, however
-large or small its gradients are. (No ``amsgrad``, unlike PyTorch.)
+m and v start at 0, so early averages are too small: the two ``1 - beta ** t``
+factors (bias correction) undo that. Dividing by sqrt(v) gives every
+parameter a step of about ``lr``, however large or small its gradients are.
+Why AdamW: with Adam's L2 penalty the decay is divided by sqrt(v) too, so
+parameters with large gradients are barely decayed; AdamW decays all alike.
 """
 from __future__ import annotations
 
@@ -23,7 +29,21 @@ from minigrad.optim.optimizer import Optimizer
 from minigrad.tensor import Tensor
 
 
+def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """start += weight * (end - start), in place, with PyTorch's formula (it switches sides at 0.5)."""
+    if weight < 0.5:
+        start += weight * (end - start)
+    else:
+        start[...] = end - (end - start) * (1 - weight)
+
+
 class Adam(Optimizer):
+    """Adam (Kingma & Ba, 2015); ``decoupled_weight_decay=True`` makes it AdamW.
+
+    ``foreach`` is accepted for PyTorch's signature and ignored (there is one
+    implementation, the loop over parameters PyTorch uses on the CPU).
+    """
+
     def __init__(
         self,
         params: Iterable,
@@ -31,6 +51,11 @@ class Adam(Optimizer):
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -41,24 +66,56 @@ class Adam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: np.ndarray, group: dict, state: dict) -> None:
-        (beta1, beta2), weight_decay = group["betas"], group["weight_decay"]
+        (beta1, beta2), weight_decay, lr = group["betas"], group["weight_decay"], group["lr"]
         if not state:
             state["step"] = 0
             state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))     # m
             state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))  # v
-        if weight_decay != 0:
-            grad = grad + weight_decay * p._data
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
+        if group["maximize"]:
+            grad = -grad
         state["step"] += 1
         t = state["step"]
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p._data *= 1 - lr * weight_decay
+            else:
+                grad = grad + weight_decay * p._data
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        m *= beta1
-        m += (1 - beta1) * grad
+        _lerp(m, grad, 1 - beta1)
         v *= beta2
         v += (1 - beta2) * grad * grad
-        # PyTorch's arrangement: lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+        if group["amsgrad"]:
+            v_max = state["max_exp_avg_sq"]._data
+            np.maximum(v_max, v, out=v_max)
+            v = v_max
         denom = np.sqrt(v) / math.sqrt(1 - beta2**t) + group["eps"]
-        p._data -= (group["lr"] / (1 - beta1**t)) * (m / denom)
+        p._data += (-(lr / (1 - beta1**t)) * m) / denom
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter, 2019): ``p *= 1 - lr * weight_decay`` each step.
+
+    Note the default ``weight_decay=0.01``, as in PyTorch (Adam's is 0).
+    """
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+    ) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         decoupled_weight_decay=True)

@@ -31,6 +31,7 @@ class Optimizer:
                 f"but got {params.dtype} tensor: pass model.parameters() or a list"
             )
         self.defaults = defaults
+        self._opt_called = False  # set by step(): lets a scheduler warn when it is stepped first
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
@@ -71,6 +72,7 @@ class Optimizer:
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient. ``closure`` re-evaluates the loss and returns it."""
+        self._opt_called = True
         loss = None
         if closure is not None:
             with enable_grad():
