@@ -19,6 +19,8 @@ from minigrad.creation import (
 )
 from minigrad.functional_ops import argmax, cat, clamp, log_softmax, matmul, maximum, softmax, stack, where
 from minigrad import autograd, data, nn, optim
+from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
+from minigrad.serialization import load, save
 
 __version__ = "0.1.0"
 
