@@ -859,10 +859,10 @@ class Tensor:
         return _indexing.IndexSelect.apply(self, dim, index)
 
     def masked_fill(self, mask: "Tensor", value) -> "Tensor":
-        return _indexing.MaskedFill.apply(self, mask, value)
+        return _indexing.masked_fill_function(value).apply(self, mask, value)
 
     def masked_fill_(self, mask: "Tensor", value) -> "Tensor":
-        return self._inplace(_indexing.MaskedFill, mask, value)
+        return self._inplace(_indexing.masked_fill_function(value), mask, value)
 
     # -- sorting -----------------------------------------------------------------------------------
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False):

@@ -162,3 +162,14 @@ class MaskedFill(Function):
         grad_a = sum_to(grad.masked_fill(ctx.mask, 0), ctx.input_shape) if need_a else None
         grad_value = grad.masked_fill(ctx.unmasked, 0).sum() if need_value else None
         return grad_a, None, grad_value
+
+
+class MaskedFillTensor(MaskedFill):
+    """``masked_fill`` with a 0-d tensor value, which gets the sum of the gradient where the mask is True."""
+
+    node_name = "MaskedFillBackward1"
+
+
+def masked_fill_function(value) -> type:
+    """A tensor value is a different overload in PyTorch, with its own node name."""
+    return MaskedFillTensor if isinstance(value, Tensor) else MaskedFill

@@ -150,8 +150,18 @@ def max(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True):
             return -Maximum.apply(-a, -dim)
         return Maximum.apply(a, dim)
     if dim is None:
-        return MaxAll.apply(a, largest)
-    return values_indices(*MaxDim.apply(a, dim, keepdim, largest))
+        return (MaxAll if largest else MinAll).apply(a, largest)
+    return values_indices(*(MaxDim if largest else MinDim).apply(a, dim, keepdim, largest))
+
+
+class MinAll(MaxAll):
+    """min(): PyTorch names its node apart from max's."""
+
+    node_name = "MinBackward1"
+
+
+class MinDim(MaxDim):
+    node_name = "MinBackward0"
 
 
 def argmax(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True) -> Tensor:
