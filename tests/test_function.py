@@ -211,7 +211,8 @@ def test_returned_ndarray_raises_type_error():
         y.backward()
 
 
-def test_forward_returning_ndarray_raises_type_error():
+def test_forward_returning_ndarray_passes_it_through_unconnected():
+    """As in PyTorch: a non-Tensor result comes back unchanged (and gets no gradient)."""
     class NumpyOut(Function):
         @staticmethod
         def forward(ctx, a):
@@ -221,8 +222,8 @@ def test_forward_returning_ndarray_raises_type_error():
         def backward(ctx, grad):
             return grad
 
-    with pytest.raises(TypeError):
-        NumpyOut.apply(leaf([1.0]))
+    out = NumpyOut.apply(leaf([1.0]))
+    assert type(out) is np.ndarray and out.tolist() == [np.e]
 
 
 def test_save_for_backward_non_tensor_raises_type_error():

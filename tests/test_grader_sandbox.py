@@ -3,6 +3,12 @@ the cache and resuming, Ctrl-C, a batch of 60+ with -j 2, and the Gradescope bun
 
 Every submission is generated into tmp_path (tests/hostile makes the hostile ones).
 The batch tests print their throughput (submissions per minute); nothing asserts on time.
+
+Grading here passes ``--isolation none`` explicitly: a test machine (root with a Python in a
+private home, as CI images often are) may not allow full isolation, and the grader refuses
+without it. The refusal, the opt-out and full isolation (where available) have tests of
+their own. Every run of this module carries one run id (``MINIGRAD_GRADE_RUN``), so the
+leftover-process checks count only this module's processes, not another grader's.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ import pytest
 import tests.mutants
 from minigrad.course import grade_cli
 from minigrad.course.grader import GradeConfig, Grader, Learner, load_templates
-from minigrad.course.sandbox import Limits
+from minigrad.course.sandbox import RUN_ENV, Limits
 from tests.hostile import CASES, FULL, STAGE, solution_notebook, source_of, with_cells, write_case, write_json
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux /proc")
@@ -35,17 +41,25 @@ STAGE_KEYS = sorted(TEMPLATES)
 # The hanging cases are CPU-bound: the CPU limit ends them, the wall limit is only a backstop
 # (generous, so a loaded CI machine cannot time out a correct solution). A correct stage-04
 # solution needs about 1 s of CPU.
-TEST_LIMITS = ["--cpu", "3", "--wall", "20", "--memory", "1024", "--restarts", "2"]
+TEST_LIMITS = ["--cpu", "3", "--wall", "120", "--memory", "1024", "--restarts", "2"]
+RUN_ID = f"tests-{os.getpid()}-{os.urandom(4).hex()}"
+
+
+@pytest.fixture(autouse=True)
+def _this_run(monkeypatch):
+    """Children of the graders started here (in this process or a subprocess) carry RUN_ID."""
+    monkeypatch.setenv(RUN_ENV, RUN_ID)
 
 
 def _sandbox_tokens() -> list[int]:
-    """Processes still carrying a sandbox's token: there must be none after grading."""
+    """This module's sandbox processes still running: there must be none after grading."""
+    mark = f"{RUN_ENV}={RUN_ID}".encode() + b"\0"
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/environ", "rb") as f:
-                    if b"MINIGRAD_SANDBOX_TOKEN=" in f.read():
+                    if mark in f.read() + b"\0":
                         found.append(int(entry))
             except OSError:
                 pass
@@ -57,7 +71,8 @@ def _results(out: Path) -> dict[str, dict]:
 
 
 def _cli(argv: list[str]) -> int:
-    return grade_cli.main([*argv, "--templates", str(ROOT / "exercises")])
+    isolation = [] if "--isolation" in argv else ["--isolation", "none"]
+    return grade_cli.main([*argv, "--templates", str(ROOT / "exercises"), *isolation])
 
 
 # -- solutions and exercises ---------------------------------------------------------------------
@@ -101,7 +116,9 @@ def hostile_batch(tmp_path_factory):
     write_json(subs / "honest" / f"{STAGE}.ipynb", solution_notebook())
     out = folder / "out"
     started = time.monotonic()
-    code = _cli([str(subs), "-j", "2", "--out", str(out), *TEST_LIMITS])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(RUN_ENV, RUN_ID)
+        code = _cli([str(subs), "-j", "2", "--out", str(out), *TEST_LIMITS])
     elapsed = time.monotonic() - started
     print(f"\nhostile batch: {len(CASES) + 1} submissions in {elapsed:.1f} s with -j 2 "
           f"({60 * (len(CASES) + 1) / elapsed:.0f} submissions/min)")
@@ -199,21 +216,24 @@ def test_ctrl_c_loses_nothing_already_graded(tmp_path):
         write_json(subs / name / f"{STAGE}.ipynb", nb)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "minigrad.course.grade_cli", str(subs), "-j", "1", "--out", str(out),
-               "--templates", str(ROOT / "exercises"), "--cpu", "30", "--wall", "60"]
-    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not (out / "results" / "a_first.json").exists() and time.monotonic() < deadline:
+               "--templates", str(ROOT / "exercises"), "--isolation", "none", "--cpu", "30", "--wall", "600"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # Interrupt as soon as a_first is saved: b_hangs (next, with -j 1) needs 30 s of CPU, so
+    # c_third cannot be graded yet, however fast or slow the machine is.
+    deadline = time.monotonic() + 600  # a generous bound for a loaded machine, not a timing assertion
+    while not (out / "results" / "a_first.json").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
-    time.sleep(1.0)  # b_hangs is now running
+    assert (out / "results" / "a_first.json").exists(), "the grader stopped (or stalled) before saving a_first"
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=30)
+    stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, stderr.decode()[-2000:]
     assert b"run the same command again" in stderr
     assert not _sandbox_tokens()
     assert (out / "results" / "a_first.json").exists() and not (out / "results" / "c_third.json").exists()
 
-    resumed = subprocess.run([*command[:-4], "--cpu", "4", "--wall", "10"], cwd=tmp_path, capture_output=True,
-                             timeout=120)
+    resumed = subprocess.run([*command[:-4], "--cpu", "4", "--wall", "120"], cwd=tmp_path, capture_output=True,
+                             timeout=900, env=env)
     assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
     results = _results(out)
     assert results["a_first"]["stages"][STAGE]["cached"] is True
@@ -285,7 +305,8 @@ def test_a_regrade_reproduces_the_same_results(tmp_path):
     path = tmp_path / f"{STAGE}.ipynb"
     write_json(path, with_cells({"run_backward": "def run_backward(root, grad, retain_graph=False):\n"
                                                  "    engine.run_backward([(root, 0)], [grad], True, False)\n"}))
-    config = GradeConfig(seed=123, limits=Limits(cpu_seconds=10, wall_seconds=30), templates=ROOT / "exercises")
+    config = GradeConfig(seed=123, limits=Limits(cpu_seconds=10, wall_seconds=120), templates=ROOT / "exercises",
+                         isolation="none")
     with Grader(config) as grader:
         first = grader.grade_file(path)
         second = grader.grade_file(path)
@@ -317,6 +338,8 @@ def bundle(tmp_path_factory):
     folder = tmp_path_factory.mktemp("gradescope")
     out = folder / "autograder.zip"
     assert _cli(["gradescope", str(out), "--stages", "04", *TEST_LIMITS]) == 0
+    with zipfile.ZipFile(out) as z:
+        assert json.loads(z.read("config.json"))["isolation"] == "none"
     return out
 
 
@@ -354,7 +377,7 @@ def test_gradescope_bundle_holds_no_solutions(bundle):
     if embedded:
         print(f"\npackage files that hold a worksheet solution (the reference): {sorted(embedded)}")
     config = json.loads(contents["config.json"])
-    assert config["stages"] == [STAGE] and config["limits"]["wall_seconds"] == 20
+    assert config["stages"] == [STAGE] and config["limits"]["wall_seconds"] == 120
 
 
 def _autograder(tmp_path: Path, bundle: Path, submission: dict[str, bytes], site: Path | None) -> dict:
@@ -445,9 +468,14 @@ def test_solution_copy_is_independent():
 def test_full_isolation_when_available(tmp_path):
     from minigrad.course.sandbox import detect_isolation
 
-    plan = detect_isolation("auto", 1)
-    if not (plan.network and plan.uids):
-        pytest.skip("full isolation unavailable here: " + "; ".join(plan.notes))
+    from minigrad.course.sandbox import IsolationUnavailable
+
+    try:
+        plan = detect_isolation("full", 1)
+    except IsolationUnavailable as refusal:
+        pytest.skip(f"full isolation unavailable here: {refusal}")
+    if not plan.uids:
+        pytest.skip("the grader is not root: children run as its own user (tested below)")
     secret = tmp_path / "grader-only"
     secret.mkdir(mode=0o700)
     probe = (f"import socket\nfor what, act in [('write', lambda: open({str(secret / 'x')!r}, 'w')),\n"
@@ -456,9 +484,116 @@ def test_full_isolation_when_available(tmp_path):
              "    except OSError as e:\n        print(what, 'refused', type(e).__name__)\n")
     path = tmp_path / f"{STAGE}.ipynb"
     write_json(path, with_cells({"run_backward": probe + "\n" + source_of(solution_notebook(), "run_backward")}))
-    with Grader(GradeConfig(templates=ROOT / "exercises", isolation="require")) as grader:
+    with Grader(GradeConfig(templates=ROOT / "exercises", isolation="full")) as grader:
         result = grader.grade_file(path)
     assert result["points"] == FULL
     assert "write refused" in result["stdout"] and "net refused" in result["stdout"], result["stdout"]
     assert result["isolation"]["child"]["uid"] in plan.uids
     assert not list(secret.iterdir())
+
+
+# -- isolation fails closed ---------------------------------------------------------------------------
+LONG_IMPORT_ERROR = ("ImportError: IMPORTANT: PLEASE READ THIS FOR ADVICE ON HOW TO SOLVE THIS ISSUE! "
+                     + "Importing the numpy C-extensions failed. " * 20 + "END-OF-THE-UNDERLYING-ERROR")
+
+
+def _broken_python(tmp_path: Path) -> Path:
+    """An interpreter the children cannot use, failing with a long error (as numpy's is)."""
+    script = tmp_path / "python-unusable"
+    script.write_text(f"#!/bin/sh\necho '{LONG_IMPORT_ERROR}' >&2\nexit 1\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_without_isolation_the_grader_refuses_and_says_how_to_fix_it(tmp_path, capsys):
+    path = tmp_path / f"{STAGE}.ipynb"
+    write_json(path, solution_notebook())
+    out = tmp_path / "out"
+    code = _cli([str(tmp_path), "--out", str(out), "--quiet", "--isolation", "full",
+                 "--python", str(_broken_python(tmp_path))])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "refusing to run learner code" in err and "What is wrong" in err
+    assert LONG_IMPORT_ERROR in err  # the underlying error, in full, even with --quiet
+    for fix in ("every user can read", "--python PATH", "non-root", "--isolation none"):
+        assert fix in err, fix
+    assert not out.exists() and not _sandbox_tokens()  # nothing graded, nothing written
+
+
+def test_isolation_none_is_recorded_in_table_json_and_csv(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    (subs / "ann").mkdir(parents=True)
+    write_json(subs / "ann" / f"{STAGE}.ipynb", solution_notebook())
+    out = tmp_path / "out"
+    assert _cli([str(subs), "--out", str(out), "--isolation", "none", *TEST_LIMITS]) == 0
+    captured = capsys.readouterr()
+    assert "isolation: NONE (--isolation none" in captured.out and "isolation: NONE" in captured.err
+    summary = _results(out)["ann"]
+    assert summary["isolation"] == "none" and summary["stages"][STAGE]["isolation"]["level"] == "none"
+    (row,) = csv.DictReader((out / "gradebook.csv").open())
+    assert row["isolation"] == "none" and row["total"] == f"{FULL:g}"
+    assert _cli([str(subs), "--out", str(out), "--quiet", "--isolation", "none", *TEST_LIMITS]) == 0
+    assert "isolation: NONE" in capsys.readouterr().err  # said even with --quiet
+
+
+def test_gradescope_refusal_is_a_valid_result_that_names_the_problem(tmp_path, monkeypatch):
+    root = tmp_path / "autograder"
+    for sub in ("source/exercises", "submission", "results"):
+        (root / sub).mkdir(parents=True)
+    (root / "source" / "exercises" / f"{STAGE}.ipynb").write_bytes((ROOT / "exercises" / f"{STAGE}.ipynb").read_bytes())
+    (root / "source" / "config.json").write_text(json.dumps({"stages": [STAGE], "isolation": "full"}))
+    write_json(root / "submission" / "mine.ipynb", solution_notebook())
+
+    import minigrad.course.sandbox as sandbox
+
+    broken = str(_broken_python(tmp_path))
+    real = sandbox.detect_isolation
+    monkeypatch.setattr(sandbox, "detect_isolation", lambda mode, slots=1, python=None: real(mode, slots, broken))
+    monkeypatch.setattr("minigrad.course.grader.detect_isolation", sandbox.detect_isolation)
+    from minigrad.course import gradescope
+
+    assert gradescope.run(root) == 0
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 0 and "refused" in results["output"] and LONG_IMPORT_ERROR in results["output"]
+
+
+def test_a_non_root_child_gets_no_network_in_a_user_namespace(tmp_path):
+    """The child's bootstrap as an ordinary user: a user namespace of its own makes a network
+    namespace possible (run here as uid 65534 with the system Python, where the machine allows)."""
+    import shutil
+
+    from minigrad.course.sandbox import CHILD_SCRIPT
+
+    system_python = "/usr/bin/python3"
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(system_python):
+        pytest.skip("needs root (to become uid 65534), setpriv and /usr/bin/python3")
+    import tempfile
+
+    holder = tempfile.TemporaryDirectory(prefix="minigrad-userns-")  # not under pytest's private tmp folder
+    work = Path(holder.name)
+    work.chmod(0o777)
+    (work / "child.py").write_bytes(CHILD_SCRIPT.read_bytes())
+    job = work / "job.json"
+    job.write_text(json.dumps({"probe_only": True, "package_root": str(work), "network": True, "limits": {}}))
+    job.chmod(0o666)
+    res_r, res_w = os.pipe()
+    cmd_r, cmd_w = os.pipe()
+    run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", system_python, "-I", "-B",
+                          str(work / "child.py"), str(job), str(cmd_r), str(res_w)], pass_fds=(cmd_r, res_w),
+                         capture_output=True, timeout=120, cwd=work)
+    os.close(res_w)
+    data = b""
+    while chunk := os.read(res_r, 65536):
+        data += chunk
+    os.close(res_r)
+    os.close(cmd_r)
+    os.close(cmd_w)
+    holder.cleanup()
+    if not data:
+        pytest.skip(f"the system Python cannot run the child here: {run.stderr.decode()[-500:]}")
+    hello = json.loads(data.splitlines()[0])
+    network = hello["isolation"]["network"]
+    if "Operation not permitted" in network:
+        pytest.skip(f"unprivileged user namespaces are disabled here: {network}")
+    assert network.startswith("none") and "user namespace" in network
+    assert hello["isolation"]["uid"] == 65534

@@ -230,3 +230,165 @@ def test_fill_gives_zero_gradients_not_none():
         z.sum().backward()
         return a.grad
     same(prog)
+
+
+# -- 6. Function.forward may return objects that are not tensors -----------------------------------
+def test_forward_returning_numbers_none_and_strings_passes_them_through():
+    def prog(lib):
+        log = []
+
+        class Mixed(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, 7, None, "s"
+
+            @staticmethod
+            def backward(ctx, g, a, b, c):
+                log.append((g.tolist(), a, b, c))
+                return g * 2
+
+        x = lib.ones(1, requires_grad=True)
+        out = Mixed.apply(x)
+        out[0].sum().backward()
+        return out[1:], log, x.grad, out[0].grad_fn.name()
+    same(prog)
+
+
+def test_forward_returning_a_tensor_after_a_number_keeps_its_output_number():
+    def prog(lib):
+        log = []
+
+        class NumberFirst(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return 7, x * 2
+
+            @staticmethod
+            def backward(ctx, a, g):
+                log.append((a, g.tolist()))
+                return g * 3
+
+        x = lib.ones(1, requires_grad=True)
+        seven, y = NumberFirst.apply(x)
+        y.sum().backward()
+        return seven, y.output_nr, log, x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("value", [3, None, "text", [1, 2]])
+def test_forward_returning_a_single_non_tensor(value):
+    def prog(lib):
+        class Plain(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return value
+
+            @staticmethod
+            def backward(ctx, g):
+                return None
+
+        return Plain.apply(lib.ones(1, requires_grad=True))
+    same(prog)
+
+
+def test_forward_returning_a_list_of_tensors_returns_the_list_unconnected():
+    def prog(lib):
+        class ListOut(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return [x * 2, x * 3]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        out = ListOut.apply(lib.ones(1, requires_grad=True))
+        return out, [t.requires_grad for t in out]
+    same(prog)
+
+
+def test_keyword_arguments_of_apply_are_bound_to_forward_parameters():
+    def prog(lib):
+        log = []
+
+        class Kw(fn(lib)):
+            @staticmethod
+            def forward(ctx, x, y=None, scale=1.0):
+                return x * y * scale
+
+            @staticmethod
+            def backward(ctx, g):
+                log.append(ctx.needs_input_grad)
+                return g, g * 2
+
+        x, y = lib.ones(1, requires_grad=True), lib.ones(1, requires_grad=True)
+        Kw.apply(x, y=y).sum().backward()
+        return log, x.grad, y.grad
+    same(prog)
+
+
+def test_keyword_only_parameter_of_forward_is_rejected():
+    def prog(lib):
+        class KwOnly(fn(lib)):
+            @staticmethod
+            def forward(ctx, x, *, scale=1.0):
+                return x * scale
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        return KwOnly.apply(lib.ones(1, requires_grad=True), scale=3.0)
+    same(prog)
+
+
+# -- 8. empty inputs=, backward and vjp, missing methods --------------------------------------------
+def test_backward_with_empty_inputs_raises():
+    def prog(lib):
+        x = lib.ones(1, requires_grad=True)
+        (x * 2).sum().backward(inputs=[])
+    same(prog)
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        x = minigrad.ones(1, requires_grad=True)
+        (x * 2).sum().backward(inputs=[])
+
+
+def test_grad_with_empty_inputs_raises():
+    def prog(lib):
+        x = lib.ones(1, requires_grad=True)
+        return lib.autograd.grad((x * 2).sum(), ())
+    same(prog)
+
+
+def _make(lib, forward=True, backward=True, vjp=False):
+    body = {}
+    if forward:
+        body["forward"] = staticmethod(lambda ctx, x: x * 2)
+    if backward:
+        body["backward"] = staticmethod(lambda ctx, g: g * 2)
+    if vjp:
+        body["vjp"] = staticmethod(lambda ctx, g: g * 7)
+    return type("Custom", (fn(lib),), body)
+
+
+@pytest.mark.parametrize("methods", [
+    dict(vjp=True), dict(backward=False, vjp=True), dict(forward=False), dict(backward=False),
+], ids=["both-backward-and-vjp", "vjp-only", "no-forward", "no-backward"])
+def test_which_methods_a_function_defines(methods):
+    def prog(lib):
+        x = lib.ones(1, requires_grad=True)
+        y = _make(lib, **methods).apply(x)
+        applied = y.tolist()
+        y.sum().backward()
+        return applied, x.grad
+    same(prog)
+
+
+def test_missing_methods_say_what_to_implement():
+    x = minigrad.ones(1, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="forward"):
+        _make(minigrad, forward=False).apply(x)
+    with pytest.raises(NotImplementedError, match="backward or vjp"):
+        _make(minigrad, backward=False).apply(x).sum().backward()
+    with pytest.raises(RuntimeError, match="both 'backward' and 'vjp'"):
+        _make(minigrad, vjp=True).apply(x).sum().backward()

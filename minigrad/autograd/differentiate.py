@@ -63,6 +63,8 @@ def backward(
         run_backward(edges, grads, retain_graph, create_graph)
         return
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty: pass None to accumulate into every leaf.")
     results = run_backward(edges, grads, retain_graph, create_graph, capture=[t._edge() for t in inputs])
     for t, g in zip(inputs, results):
         if g is None:
@@ -96,6 +98,8 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty: name the tensors to differentiate with respect to.")
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

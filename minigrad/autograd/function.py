@@ -21,14 +21,13 @@ node (its class is generated: ``ExpBackward``), which is why calls never share
 state and why error messages name ``ExpBackward``. The older instance-style
 API, where state lived on ``self``, is ``minigrad.autograd.StatefulFunction``.
 
-Where minigrad deliberately differs from PyTorch:
-
-- ``forward`` must return a Tensor or a tuple of Tensors (PyTorch passes other
-  objects through); a NumPy array returned by mistake is a ``TypeError``.
-- ``mark_dirty`` bumps the version counter itself, because writes through
-  NumPy (``x.detach().numpy()[...] = ...``) are invisible to minigrad.
-- A node that receives no gradient at all is skipped, even a custom one.
-- Keyword arguments of ``apply`` pass through to ``forward`` and get no gradient.
+As in PyTorch, ``forward`` may also return objects that are not tensors
+(numbers, None, a tuple mixing them with tensors): they come back unchanged,
+and backward gets None in their slots. Keyword arguments of ``apply`` are
+matched to ``forward``'s parameters and treated as the positional arguments
+they name (a tensor passed by keyword gets a gradient). ``mark_dirty`` bumps
+the version counter, as PyTorch's ``apply`` does, which also covers writes
+through NumPy (``x.detach().numpy()[...] = ...``) that minigrad cannot see.
 """
 from __future__ import annotations
 
@@ -122,11 +121,11 @@ class FunctionCtx(Node):
     def _run_backward(self, grad_outputs: list) -> tuple:
         """Call the user's backward and check what it returned."""
         if self._materialize_grads and (len(grad_outputs) != 1 or grad_outputs[0] is None):
-            grad_outputs = [
-                _tensor.Tensor._wrap(np.zeros(shape, dtype)) if g is None else g
-                for g, (shape, dtype) in zip(grad_outputs, self._output_meta)
+            grad_outputs = [  # zeros for tensor outputs without a gradient; non-tensor outputs get None
+                _tensor.Tensor._wrap(np.zeros(*meta)) if g is None and meta is not None else g
+                for g, meta in zip(grad_outputs, self._output_meta)
             ]
-        grads = self._forward_cls.backward(self, *grad_outputs)
+        grads = self._user_backward(*grad_outputs)
         return self._validate_grads(grads if type(grads) is tuple else (grads,))
 
     def _validate_grads(self, grads: tuple) -> tuple:
@@ -188,7 +187,9 @@ class Function:
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
-        cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {"_forward_cls": cls, "_node_name": node_name})
+        cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
+            "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls),
+        })
 
     def __init__(self, *args, **kwargs) -> None:
         warnings.warn(
@@ -208,11 +209,20 @@ class Function:
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args, **kwargs) -> Any:
-        raise NotImplementedError("subclasses of Function must implement forward(ctx, *args)")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function: "
+            "@staticmethod def forward(ctx, *args) returning the result."
+        )
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs) -> Any:
-        raise NotImplementedError("subclasses of Function must implement backward(ctx, *grad_outputs)")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function "
+            "to use it with backward mode AD: @staticmethod def backward(ctx, *grad_outputs) returning "
+            "one gradient per forward input."
+        )
+
+    vjp = backward  # PyTorch's other name for backward: a subclass defines one or the other
 
     @staticmethod
     def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
@@ -224,32 +234,60 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run forward without recording, then record one node for the whole call."""
         Tensor = _tensor.Tensor
+        if kwargs:
+            args = _bind_keywords(cls, args, kwargs)
         ctx = cls._backward_cls()
         needs_input_grad = ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         grad_was_enabled = _GradMode.enabled
         _GradMode.enabled = False  # forward's own operations are not recorded
         try:
             if cls.setup_context is Function.setup_context:
-                outputs = cls.forward(ctx, *args, **kwargs)
+                outputs = cls.forward(ctx, *args)
             else:
-                outputs = cls.forward(*args, **kwargs)
+                outputs = cls.forward(*args)
                 cls.setup_context(ctx, args, outputs)
         finally:
             _GradMode.enabled = grad_was_enabled
         is_tuple = type(outputs) is tuple
         if not is_tuple:
             outputs = (outputs,)
-        for i, out in enumerate(outputs):
-            if not isinstance(out, Tensor):
-                raise TypeError(
-                    f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, but output {i} "
-                    f"is {type(out).__name__}" + (" (wrap it with minigrad.tensor(...))" if hasattr(out, "__array__") else "")
-                )
         if ctx._dirty:
             _mark_dirty_outputs(ctx._dirty, outputs)
         if grad_was_enabled and True in needs_input_grad:
             outputs = _connect_outputs(ctx, args, outputs)
         return outputs if is_tuple else outputs[0]
+
+
+def _pick_backward(cls: type):
+    """The method the node calls: ``backward``, or ``vjp`` (its PyTorch alias), not both."""
+    if cls.backward is not Function.backward and cls.vjp is not Function.vjp:
+        def both(ctx, *grad_outputs):
+            raise RuntimeError(
+                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                f"should only implement one of them (in {cls.__name__}, keep backward)."
+            )
+        return both
+    return cls.vjp if cls.vjp is not Function.vjp else cls.backward
+
+
+def _bind_keywords(cls: type, args: tuple, kwargs: dict) -> tuple:
+    """Keyword arguments of ``apply`` as the positional arguments of ``forward`` they name (PyTorch 2)."""
+    import inspect
+
+    params = list(inspect.signature(cls.forward).parameters.values())
+    if cls.setup_context is Function.setup_context:
+        params = params[1:]  # ctx
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    args = list(args)
+    for name in positional[len(args):]:
+        if not kwargs:
+            break
+        if name not in kwargs:
+            raise TypeError(f"{cls.__name__}.apply() missing argument '{name}': pass it before the keyword arguments that follow it")
+        args.append(kwargs.pop(name))
+    if kwargs:
+        raise TypeError(f"forward() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return tuple(args)
 
 
 def _mark_dirty_outputs(dirty: tuple, outputs: tuple) -> None:
@@ -273,10 +311,13 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
         record_forward_traceback(ctx)
     ctx._input_meta = tuple([(a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs])
     ctx._num_outputs = len(outputs)
-    ctx._output_meta = tuple([(o._data.shape, o._data.dtype) for o in outputs])
+    ctx._output_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
     non_differentiable = ctx._non_differentiable
     connected = []
     for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
+            connected.append(out)
+            continue
         if _index_of(out, inputs) is not None and _index_of(out, ctx._dirty) is None:
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
         if out._data.dtype.kind != "f" or _index_of(out, non_differentiable) is not None:

@@ -1,6 +1,7 @@
-"""``minigrad-grade``: grade worksheets, one notebook or a folder of learners; build a Gradescope bundle.
+"""``minigrad-grade``: grade worksheets, one notebook or a class; merge shards; build a Gradescope bundle.
 
-    minigrad-grade PATH... [-j N] [--seed N] [--out DIR] [limits...]
+    minigrad-grade PATH... [-j N] [--seed N] [--out DIR] [--stages 03,04] [--shard K/N] [limits...]
+    minigrad-grade merge SHARD_OUT... --out DIR
     minigrad-grade gradescope OUT.zip [--seed N] [--stages 04,05] [limits...]
 
 A PATH is a notebook (one learner, named after the file) or a folder: each
@@ -9,20 +10,27 @@ subfolder is one learner (every notebook below it: nbgrader's
 a folder holding only worksheet-named notebooks (``NN_name.ipynb``) is one
 learner. ``--learner NAME`` makes everything given one learner's work.
 
-Writes ``OUT/results/LEARNER.json`` (every check, its feedback, the seed, the
-isolation applied, flags for review), ``OUT/gradebook.csv`` (one row per learner,
-one column per stage, the total) and keeps finished results in ``OUT/.cache``:
-run the same command again after a crash or Ctrl-C and only what is missing is
-graded.
+The class gradebook lives in ``OUT/gradebook.sqlite``: a run adds or updates the
+learners it graded and keeps every other one. ``OUT/gradebook.csv`` (every
+learner, one column per stage of the assignment) and ``OUT/results/LEARNER.json``
+(every check, its feedback, the seed, the isolation, flags for review) are its
+exports. Finished results are cached in ``OUT/.cache``: run the same command again
+after a crash or Ctrl-C and only what is missing is graded. One notebook on its own
+is a quick look: it prints the verdicts and writes nothing unless ``--record``.
+
+Learner code runs isolated (no network, an unprivileged user) or not at all: when
+the machine cannot do that, the grader says why and how to fix it, and grades only
+with ``--isolation none``.
 
 Exit codes: 0 every submission was graded; 1 some could not be graded (an
 unreadable or unidentifiable file, no notebook in a learner's folder, or a
-grader failure: see "problems" in the results); 2 usage error; 130 interrupted
-(rerun to resume).
+grader failure: see "problems" in the results); 2 usage error, or isolation
+unavailable; 130 interrupted (rerun to resume).
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import signal
 import sys
@@ -54,9 +62,14 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--restarts", type=int, default=d.restarts, metavar="N",
                        help="fresh child processes allowed after one hangs or crashes, to grade the "
                             f"remaining checks (default {d.restarts})")
-    group.add_argument("--isolation", choices=("auto", "none", "require"), default="auto",
-                       help="auto: an unprivileged user and no network where the machine allows it "
-                            "(root), else limits only; require: refuse to grade without both; none: limits only")
+    group.add_argument("--isolation", choices=("full", "none", "auto", "require"), default="full",
+                       help="full (default): learner code runs with no network and as an unprivileged user, "
+                            "or the grader refuses and says how to fix the machine; none: resource limits only "
+                            "(learner code runs as you, with network: for trusted code). auto and require are "
+                            "older names for full")
+    group.add_argument("--python", metavar="PATH",
+                       help="the interpreter of the sandboxed children (default: the grader's own); it must "
+                            "import numpy, numba and this minigrad, and be readable by other users")
 
 
 def limits_from(args: argparse.Namespace):
@@ -86,10 +99,57 @@ def _grade_parser() -> argparse.ArgumentParser:
     parser.add_argument("--templates", type=Path, metavar="DIR",
                         help="the worksheet templates (default: the nearest exercises/ folder)")
     parser.add_argument("--learner", metavar="NAME", help="everything given is this one learner's work")
+    parser.add_argument("--stages", metavar="LIST",
+                        help="the assignment: comma-separated stages, by number or name (e.g. 03,04,05); "
+                             "default: the stages of the submitted notebooks (by file name or grade_ids)")
+    parser.add_argument("--shard", metavar="K/N", type=_shard,
+                        help="grade only shard K of N (a fixed 1/N of the learners, by a hash of their "
+                             "names); combine the shards' --out folders with `minigrad-grade merge`")
+    parser.add_argument("--record", action="store_true",
+                        help="record a single notebook in the gradebook too (one notebook alone is a quick "
+                             "look: printed, not recorded)")
     parser.add_argument("--details", action="store_true", help="print every check's verdict and feedback")
     parser.add_argument("--quiet", action="store_true", help="no table, no progress bar")
     add_limit_options(parser)
     return parser
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N (e.g. 3/8)") from None
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"{text!r}: K must be between 1 and N")
+    return k, n
+
+
+def in_shard(name: str, shard: tuple[int, int] | None) -> bool:
+    """Whether learner ``name`` belongs to shard K of N: the same answer on every machine."""
+    if shard is None:
+        return True
+    k, n = shard
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big") % n == k - 1
+
+
+def _assignment(args: argparse.Namespace, learners: list, templates_dir: Path | None) -> tuple[str, ...]:
+    """The assignment's stage keys: --stages, else the stages of the submitted notebooks."""
+    from minigrad.course import grader as g
+    from minigrad.course.gradescope import choose_stages
+
+    templates = g.load_templates(templates_dir or g.find_templates())
+    if args.stages:
+        return tuple(choose_stages(templates, [s.strip() for s in args.stages.split(",") if s.strip()]))
+    found = set()
+    for learner in learners:
+        for path in learner.files:
+            key, _ = g.identify_stage(path, None, templates)
+            if key is None:  # not named like a worksheet: its grade_ids say which it is
+                sub = g.read_submission(path)
+                key, _ = g.identify_stage(path, sub.notebook, templates) if sub.notebook else (None, "")
+            if key is not None:
+                found.add(key)
+    return tuple(k for k in templates if k in found) or tuple(templates)
 
 
 class Progress:
@@ -128,11 +188,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from minigrad.course.gradescope import build_main
 
         return build_main(argv[1:])
+    if argv and argv[0] == "merge":
+        return merge_main(argv[1:])
     if argv and argv[0] == "grade":
         argv = argv[1:]
     parser = _grade_parser()
     args = parser.parse_args(argv)  # exits with 2 on a usage error
     from minigrad.course import grader as g
+    from minigrad.course.gradebook import Gradebook
+    from minigrad.course.sandbox import IsolationUnavailable
 
     try:
         limits = limits_from(args)
@@ -143,50 +207,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         parser.error(f"no such file or folder: {', '.join(missing)}")
-    learners = g.collect_learners(args.paths, args.learner)
-    if not learners:
+    learners = [l for l in g.collect_learners(args.paths, args.learner) if in_shard(l.name, args.shard)]
+    if not learners and args.shard is None:
         parser.error("no notebooks found in " + ", ".join(map(str, args.paths)))
-    cache = None if args.no_cache else (args.cache or args.out / ".cache")
-    config = g.GradeConfig(seed=args.seed, limits=limits, isolation=args.isolation,
-                           templates=args.templates, cache_dir=cache)
+    quick_look = (not args.record and len(args.paths) == 1 and args.paths[0].is_file() and args.shard is None)
+    try:
+        stages = _assignment(args, learners, args.templates)
+    except (KeyError, FileNotFoundError) as e:
+        parser.error(e.args[0] if e.args else str(e))
+    cache = None if args.no_cache or quick_look else (args.cache or args.out / ".cache")
+    config = g.GradeConfig(seed=args.seed, limits=limits, isolation=args.isolation, python=args.python,
+                           stages=stages, templates=args.templates, cache_dir=cache)
     try:
         grader = g.Grader(config, jobs=min(args.jobs, sum(len(l.files) for l in learners) or 1))
+    except IsolationUnavailable as e:
+        print(f"minigrad-grade: {e}", file=sys.stderr)  # in full, --quiet or not: nothing was graded
+        return g.EXIT_USAGE
     except (FileNotFoundError, RuntimeError) as e:
         print(f"minigrad-grade: error: {e}", file=sys.stderr)
         return g.EXIT_USAGE
+    if grader.plan.level != "full":  # the instructor's explicit choice; said every time, even with --quiet
+        print(f"minigrad-grade: isolation: {grader.plan.summary()}", file=sys.stderr)
 
+    book = None if quick_look else Gradebook(args.out)
+    assignment = {key: stage.points for key, (stage, _) in grader.templates.items()}
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     summaries: list[dict] = []
-    results_dir = args.out / "results"
-    stage_keys = list(grader.templates)
     progress = Progress(sum(len(l.files) for l in learners), not args.quiet)
 
     def on_learner(summary: dict) -> None:
         summaries.append(summary)
-        g.write_json(results_dir / f"{g.safe_name(summary['learner'])}.json", summary)
+        if book is not None:
+            book.record(summary, assignment)
 
     started = time.monotonic()
     try:
         with grader:
-            if not args.quiet and grader.plan.notes:
-                print("isolation: " + "; ".join(grader.plan.notes), file=sys.stderr)
             grader.grade_batch(learners, on_result=progress.update, on_learner=on_learner)
     except g.Interrupted:
-        _write_gradebook(args.out, summaries, stage_keys)
+        if book is not None:
+            book.export_csv()
         print(f"\ninterrupted: {len(summaries)} of {len(learners)} learners graded and saved; run the same "
               "command again to grade the rest (finished notebooks are cached)", file=sys.stderr)
         return g.EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)
     elapsed = time.monotonic() - started
-    _write_gradebook(args.out, summaries, stage_keys)
+    if book is not None:
+        book.export_csv()
     if not args.quiet:
         if args.details or len(summaries) == 1:
             for s in sorted(summaries, key=lambda s: s["learner"]):
                 for result in s["stages"].values():
                     print(f"\n{s['learner']}:\n{g.format_stage(result)}")
         print()
-        print(g.format_table(summaries, stage_keys))
+        print(f"isolation: {grader.plan.summary()}")
+        print(g.format_table(summaries, list(grader.templates)))
         problems = [(s["learner"], p) for s in summaries for p in s["problems"]]
         if problems:
             print("\nproblems:")
@@ -197,19 +273,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"\n{len(flagged)} learner(s) flagged for review: see 'flags' in their results JSON")
         graded = progress.total - progress.cached
         rate = f", {60 * graded / elapsed:.0f} notebooks/min" if graded and elapsed > 0 else ""
+        where = ("a quick look: nothing recorded (--record to add it to the gradebook)" if quick_look
+                 else f"gradebook {args.out / 'gradebook.csv'}")
         print(f"\n{progress.total} notebook(s) of {len(summaries)} learner(s) in {elapsed:.1f} s "
-              f"({progress.cached} cached{rate}); results in {args.out}/")
+              f"({progress.cached} cached{rate}); {where}")
     return g.EXIT_UNGRADED if any(s["ungraded"] for s in summaries) else g.EXIT_OK
 
 
-def _write_gradebook(out: Path, summaries: list[dict], stage_keys: list[str]) -> None:
-    from minigrad.course.grader import gradebook_csv
+def merge_main(argv: Sequence[str]) -> int:
+    """``minigrad-grade merge SHARD_OUT... --out DIR``: one gradebook from the shards' stores."""
+    from minigrad.course.gradebook import Gradebook
 
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "gradebook.csv"
-    tmp = path.with_suffix(".csv.tmp")
-    tmp.write_text(gradebook_csv(summaries, stage_keys), encoding="utf-8")
-    os.replace(tmp, path)
+    parser = argparse.ArgumentParser(
+        prog="minigrad-grade merge",
+        description="Combine gradebooks (the --out folders of shards, or of separate runs) into one: "
+                    "every learner of every store; where two hold the same learner and stage, the one "
+                    "recorded last wins. Writes DIR/gradebook.sqlite, gradebook.csv and results/.",
+        epilog="Exit codes: 0 merged, 2 usage error (a folder without a gradebook).")
+    parser.add_argument("sources", nargs="+", type=Path, metavar="SHARD_OUT", help="a folder holding gradebook.sqlite")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="the merged gradebook goes here")
+    args = parser.parse_args(list(argv))
+    book = Gradebook(args.out)
+    sources = [s for s in args.sources if s.resolve() != args.out.resolve()]
+    try:
+        count = book.merge(sources)
+    except FileNotFoundError as e:
+        parser.error(str(e))
+    path = book.export_csv()
+    print(f"merged {count} learner record(s) from {len(sources)} gradebook(s): {len(book.learners())} learners "
+          f"in {path}")
+    return 0
 
 
 def _raise_interrupt(signum, frame):

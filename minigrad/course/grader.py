@@ -24,9 +24,7 @@ cut short is graded again if the limits have changed since.)
 from __future__ import annotations
 
 import concurrent.futures as futures
-import csv
 import hashlib
-import io
 import json
 import os
 import queue
@@ -40,9 +38,10 @@ from pathlib import Path
 from typing import Callable
 
 from minigrad.course.checks import NOT_IMPLEMENTED, check_seed, observation_problem
+from minigrad.course.gradebook import gradebook_csv, isolation_of, safe_name, write_json
 from minigrad.course.judge_worker import JudgeClient, JudgeError
 from minigrad.course.program import build_program, learner_cells, solution_grade_ids
-from minigrad.course.review import describe_flag, forbidden_for, review_cells
+from minigrad.course.review import forbidden_for, review_cells
 from minigrad.course.sandbox import Limits, Sandbox, SandboxStopped, detect_isolation, package_root
 
 STAGE_FILE = re.compile(r"^(\d\d)_([A-Za-z0-9_]+)")
@@ -62,7 +61,9 @@ class GradingError(Exception):
 class GradeConfig:
     seed: int = 0
     limits: Limits = field(default_factory=Limits)
-    isolation: str = "auto"  # auto | none | require
+    isolation: str = "full"  # full (or refuse) | none (the instructor's explicit choice)
+    python: str | None = None  # the sandboxed children's interpreter (default: the grader's)
+    stages: tuple[str, ...] | None = None  # the assignment's stages (keys); None: every template
     templates: Path | None = None  # folder of NN_name.ipynb worksheets (default: exercises/)
     cache_dir: Path | None = None  # None: no results cache
     judge_timeout: float = 30.0
@@ -249,8 +250,10 @@ class Grader:
         self.templates = load_templates(config.templates or find_templates())
         if not self.templates:
             raise FileNotFoundError(f"no worksheet template in {config.templates} matches a stage")
-        self.version = grader_version(self.templates)
-        self.plan = detect_isolation(config.isolation, self.jobs)
+        self.version = grader_version(self.templates)  # of every template: --stages keeps the cache
+        if config.stages is not None:
+            self.templates = {k: v for k, v in self.templates.items() if k in config.stages}
+        self.plan = detect_isolation(config.isolation, self.jobs, config.python)
         self.scratch = tempfile.mkdtemp(prefix="minigrad-grader-")
         self.numba_cache = os.path.join(self.scratch, "numba-cache")
         os.mkdir(self.numba_cache)
@@ -673,36 +676,11 @@ def summarize(learner: Learner, results: list[dict], grader: Grader) -> dict:
         "learner": learner.name, "seed": grader.config.seed, "grader_version": grader.version,
         "total": sum(r["points"] for r in stages.values()),
         "max_total": sum(stage.points for stage, _ in grader.templates.values()),
+        "isolation": isolation_of(stages.values()),
         "stages": stages, "problems": problems, "flags": flags,
         "ungraded": sum(1 for r in results if r.get("status") != "graded") + (0 if learner.files else 1),
         "notebooks": [r.get("notebook") for r in results],
     }
-
-
-def safe_name(name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9._@+-]+", "_", name).strip("._") or "learner"
-    return cleaned[:120]
-
-
-def write_json(path: Path, data) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, allow_nan=True), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def gradebook_csv(summaries: list[dict], stage_keys: list[str]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["learner", *stage_keys, "total", "max_total", "review", "problems"])
-    for s in sorted(summaries, key=lambda s: s["learner"]):
-        row = [s["learner"]]
-        for key in stage_keys:
-            row.append(f"{s['stages'][key]['points']:g}" if key in s["stages"] else "")
-        flags = "; ".join(f"{f['stage']}: {describe_flag(f)}" for f in s["flags"][:5])
-        row += [f"{s['total']:g}", f"{s['max_total']:g}", flags, "; ".join(s["problems"])[:500]]
-        writer.writerow(row)
-    return out.getvalue()
 
 
 MARKS = {"passed": "PASS", "failed": "FAIL", "not_implemented": "TODO", "not_run": "SKIP", "error": "ERROR"}

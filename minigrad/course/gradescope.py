@@ -33,6 +33,8 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from minigrad.course.sandbox import IsolationUnavailable, Limits
+
 ROOT_ENV = "MINIGRAD_AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
 
@@ -101,13 +103,13 @@ def _pyproject(root: Path) -> tuple[str, dict[str, bytes]]:
 
 
 def build_bundle(out: Path, templates: Path, stages: list[str] | None = None, seed: int = 0,
-                 limits=None, isolation: str = "auto", visibility: str = "visible") -> list[str]:
+                 limits=None, isolation: str = "full", visibility: str = "visible") -> list[str]:
     """Write the autograder zip; return the names it holds."""
     from minigrad.course.grader import load_templates
-    from minigrad.course.sandbox import Limits, package_root
+    from minigrad.course.sandbox import package_root
 
     available = load_templates(templates)
-    chosen = _choose_stages(available, stages)
+    chosen = choose_stages(available, stages)
     root = Path(package_root())
     pyproject, extra = _pyproject(root)
     config = {"stages": chosen, "seed": seed, "limits": (limits or Limits()).to_dict(),
@@ -135,7 +137,7 @@ def build_bundle(out: Path, templates: Path, stages: list[str] | None = None, se
     return names
 
 
-def _choose_stages(available: dict, wanted: list[str] | None) -> list[str]:
+def choose_stages(available: dict, wanted: list[str] | None) -> list[str]:
     if not wanted:
         return list(available)
     chosen = []
@@ -246,6 +248,11 @@ def run(root: Path) -> int:
     try:
         results_path.parent.mkdir(parents=True, exist_ok=True)
         results = _grade(root, started)
+    except IsolationUnavailable as e:  # fails closed: the learner's code did not run
+        print(f"minigrad: {e}", file=sys.stderr)
+        results = _failure("This submission was not graded: the autograder could not isolate the code it "
+                           "runs, so it refused to run it. Please tell your instructor.\n\n"
+                           f"For the instructor: {e}", started)
     except BaseException as e:  # noqa: BLE001 - whatever happens, Gradescope gets a valid file
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
         results = _failure("The autograder failed while grading this submission, so it scored 0. "
@@ -266,7 +273,6 @@ def run(root: Path) -> int:
 
 def _grade(root: Path, started: float) -> dict:
     from minigrad.course.grader import GradeConfig, Grader, Learner
-    from minigrad.course.sandbox import Limits
 
     config = json.loads((root / "source" / "config.json").read_text(encoding="utf-8"))
     limits = Limits(**config.get("limits", {}))
@@ -274,7 +280,7 @@ def _grade(root: Path, started: float) -> dict:
     files = sorted(p for p in submission.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and p.is_file()) \
         if submission.is_dir() else []
     grade_config = GradeConfig(seed=int(config.get("seed", 0)), limits=limits,
-                               isolation=config.get("isolation", "auto"), templates=root / "source" / "exercises",
+                               isolation=config.get("isolation", "full"), templates=root / "source" / "exercises",
                                cache_dir=None)
     with Grader(grade_config, jobs=max(1, min(len(files), os.cpu_count() or 1))) as grader:
         stages = [s for s in config.get("stages", []) if s in grader.templates] or list(grader.templates)

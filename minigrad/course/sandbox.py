@@ -8,9 +8,14 @@ One ``Sandbox`` is one child process (``sandbox_child.py``), started with
   warmed by trusted code, so compiled kernels need not be compiled again);
 - POSIX resource limits (CPU time, address space, file size, processes, open files);
 - a wall-clock limit, after which its whole process group is killed;
-- where the machine allows it (the grader runs as root): a network namespace of its
-  own (no network) and an unprivileged uid with no passwd entry, one per parallel
-  slot, so that every process it leaves behind can be found and killed.
+- a network namespace of its own (no network) and an unprivileged user: as root, a
+  uid with no passwd entry, one per parallel slot (so that every process it leaves
+  behind can be found and killed); as an ordinary user, that user, in a user
+  namespace of its own.
+
+Isolation fails closed: ``detect_isolation`` raises ``IsolationUnavailable`` (saying
+what is wrong and how to fix it) unless children get both, or the instructor asked
+for ``none``.
 
 The child reports observations as JSON lines on a private pipe (an inherited fd,
 not stdout). Nothing from the child is unpickled or executed; its stdout and stderr
@@ -37,6 +42,20 @@ from pathlib import Path
 CHILD_SCRIPT = Path(__file__).with_name("sandbox_child.py")
 UID_BASE_ENV = "MINIGRAD_SANDBOX_UID_BASE"
 DEFAULT_UID_BASE = 61000
+# Every child of one grader run carries this run's id in its environment (and its own
+# token), so a run (or a test) can tell its own processes from another run's.
+RUN_ENV = "MINIGRAD_GRADE_RUN"
+RUN_ID = secrets.token_hex(8)
+ISOLATION_MODES = ("full", "none")
+
+
+def run_id() -> str:
+    """This grader run's id: ``$MINIGRAD_GRADE_RUN`` when the caller set one, else per process."""
+    return os.environ.get(RUN_ENV) or RUN_ID
+
+
+class IsolationUnavailable(RuntimeError):
+    """The machine cannot both cut the network and run learner code as an unprivileged user."""
 
 
 @dataclass(frozen=True)
@@ -64,15 +83,25 @@ class IsolationPlan:
     network: bool = False
     uids: tuple[int, ...] = ()  # one per parallel slot; empty: children run as the grader's user
     notes: tuple[str, ...] = ()
+    level: str = "none"  # "full": no network and an unprivileged user; "none": limits only
+    python: str = sys.executable  # the children's interpreter
 
     def uid_for(self, slot: int) -> int | None:
         return self.uids[slot % len(self.uids)] if self.uids else None
 
     def describe(self) -> dict:
-        return {"network": "none (own network namespace)" if self.network else "not isolated",
+        return {"level": self.level,
+                "network": "none (own network namespace)" if self.network else "not isolated",
                 "user": "a dedicated unprivileged uid per slot" if self.uids else
-                        ("root" if os.geteuid() == 0 else "the grader's own user"),
+                        ("root" if os.geteuid() == 0 else "the grader's own (non-root) user"),
                 "notes": list(self.notes)}
+
+    def summary(self) -> str:
+        """One line for tables and logs."""
+        if self.level == "full":
+            return f"full ({self.describe()['user']}, no network)"
+        return "NONE (--isolation none: learner code runs as " + (
+            "root" if os.geteuid() == 0 else "the grader's user") + ", with network)"
 
 
 # -- deciding what the machine allows ---------------------------------------------------
@@ -126,65 +155,116 @@ def _tasks_by_uid() -> dict[int, int]:
     return counts
 
 
-def detect_isolation(mode: str = "auto", slots: int = 1) -> IsolationPlan:
-    """Find out, with a short probe child, which isolation this machine allows.
+def detect_isolation(mode: str = "full", slots: int = 1, python: str | None = None) -> IsolationPlan:
+    """Find out, with a short probe child, whether this machine isolates learner code.
 
-    ``mode``: ``auto`` (use what works, note what doesn't), ``none`` (limits and a
-    temporary directory only), ``require`` (raise ``RuntimeError`` unless children
-    get both an unprivileged user and no network).
+    ``mode``: ``full`` (the default) runs children with no network and as an
+    unprivileged user, or raises ``IsolationUnavailable`` saying why not and what to
+    do; ``none`` applies only the resource limits and a temporary directory (the
+    instructor's explicit choice). ``auto`` and ``require``, older names, mean
+    ``full``. ``python``: the children's interpreter (default: the grader's).
     """
-    key = (mode, slots)
+    if mode in ("auto", "require"):
+        mode = "full"
+    if mode not in ISOLATION_MODES:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATION_MODES)}, not {mode!r}")
+    python = python or sys.executable
+    key = (mode, slots, python)
     with _plans_lock:
-        if key in _plans:
-            return _plans[key]
-        plan = _detect(mode, slots)
-        _plans[key] = plan
-        return plan
+        if key not in _plans:
+            _plans[key] = _detect(mode, slots, python)
+        return _plans[key]
 
 
-def _detect(mode: str, slots: int) -> IsolationPlan:
+def _detect(mode: str, slots: int, python: str) -> IsolationPlan:
     if mode == "none":
-        return IsolationPlan(notes=("isolation turned off (--isolation none): resource limits and a "
-                                    "temporary directory only",))
+        return IsolationPlan(python=python, notes=(
+            "isolation turned off (--isolation none): resource limits and a temporary directory only",))
+    problems: list[str] = []
+    uids: tuple[int, ...] = ()
+    network = False
     if not sys.platform.startswith("linux"):
-        plan = IsolationPlan(notes=(f"no namespaces or user switch on {sys.platform}: resource limits only",))
+        problems.append(f"there are no network namespaces or user switches on {sys.platform}")
     else:
-        notes = []
-        uids: tuple[int, ...] = ()
-        if os.geteuid() == 0:
+        root = os.geteuid() == 0
+        if root:
             uids = _free_uids(max(1, slots))
             if len(uids) < max(1, slots):
-                notes.append("not enough free uids for one per slot: children run as root")
+                problems.append(f"there are not {max(1, slots)} free uids (no passwd entry, no process) "
+                                f"from {os.environ.get(UID_BASE_ENV, DEFAULT_UID_BASE)} on")
                 uids = ()
-        else:
-            notes.append("the grader is not root: children run as the grader's own user")
-        hello, ok, message = _probe(network=True, uid=uids[0] if uids else None)
-        if uids and not ok:
-            notes.append(f"uid {uids[0]} cannot run this Python installation ({message}): children run as root")
+        hello, ok, message = _probe(python, uid=uids[0] if uids else None)
+        if not ok:
+            who = f"the unprivileged uid {uids[0]}" if uids else "a sandboxed child"
+            closed = _closed_folder(python) if uids else None
+            problems.append(f"{who} cannot run the Python installation {python} with numpy and minigrad: "
+                            f"{message}" + (f" (other users cannot enter {closed}: its mode is "
+                                            f"{oct(os.stat(closed).st_mode & 0o777)})" if closed else ""))
             uids = ()
-            hello, ok, message = _probe(network=True, uid=None)
         network = bool(hello) and str(hello["isolation"].get("network", "")).startswith("none")
-        if not network:
-            reason = hello["isolation"].get("network", "") if hello else message
-            notes.append(f"no network namespace ({reason}): children can reach the network")
-        plan = IsolationPlan(network=network, uids=uids, notes=tuple(notes))
-    if mode == "require" and not (plan.network and plan.uids):
-        raise RuntimeError("--isolation require: this machine does not allow full isolation: " + "; ".join(plan.notes))
-    return plan
+        if hello and not network:
+            problems.append(f"the child could not get a network namespace of its own: "
+                            f"{hello['isolation'].get('network', '')}")
+        if root and not uids and not problems:
+            problems.append("no unprivileged uid is available")
+    if problems:
+        raise IsolationUnavailable(_refusal(problems, python))
+    return IsolationPlan(network=True, uids=uids, level="full", python=python)
 
 
-def _probe(network: bool, uid: int | None) -> tuple[dict | None, bool, str]:
-    job = {"network": network, "uid": uid, "gid": uid, "probe_only": True,
-           "package_root": package_root(), "limits": {}}
-    box = Sandbox(job, Limits(wall_seconds=60, cpu_seconds=30), IsolationPlan(network=network,
-                  uids=(uid,) if uid is not None else ()), slot=0)
+def _closed_folder(python: str) -> str | None:
+    """The first folder above the interpreter's installation that other users cannot enter."""
+    import sysconfig
+
+    paths = [Path(python).resolve()] + ([Path(sysconfig.get_paths()["purelib"])] if python == sys.executable else [])
+    for path in paths:
+        for folder in reversed(path.parents):
+            try:
+                if not os.stat(folder).st_mode & 0o001:
+                    return str(folder)
+            except OSError:
+                return str(folder)
+    return None
+
+
+def _refusal(problems: list[str], python: str) -> str:
+    """Why learner code will not run, and every way to fix it."""
+    who = "root" if os.geteuid() == 0 else "you"
+    prefix = str(Path(python).resolve().parent.parent)
+    lines = ["refusing to run learner code: this machine cannot isolate it (no network and an "
+             f"unprivileged user), so it would run as {who}, with network access and your files.",
+             "What is wrong:"]
+    lines += [f"  - {p}" for p in problems]
+    lines += [
+        "Fixes (any one):",
+        "  1. Grade with a Python that every user can read, so that the children can drop to an "
+        "unprivileged uid: a system-wide installation (e.g. `python3 -m venv /opt/minigrad && "
+        "/opt/minigrad/bin/pip install minigrad-course`, then `/opt/minigrad/bin/minigrad-grade ...`), "
+        f"or make this one readable (`chmod -R o+rX {prefix}` and o+x on every folder above it), "
+        "or point the children at such a Python with `--python PATH` (numpy, numba and this "
+        "minigrad version installed in it).",
+        "  2. Run the grader as an ordinary, dedicated (non-root) user, on a kernel that allows "
+        "unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, or on Ubuntu "
+        "24.04+ `sysctl kernel.apparmor_restrict_unprivileged_userns=0`): children then run as that user, "
+        "with no network.",
+        "  3. Grade without isolation, knowingly: `--isolation none` (every result records it). "
+        "Only for code you trust, or inside a throwaway container or VM.",
+    ]
+    return "\n".join(lines)
+
+
+def _probe(python: str, uid: int | None) -> tuple[dict | None, bool, str]:
+    """Start a child as the sandbox would (no network, ``uid``); can it import numpy and minigrad?"""
+    job = {"probe_only": True, "package_root": package_root(), "limits": {}}
+    plan = IsolationPlan(network=True, uids=(uid,) if uid is not None else (), python=python)
+    box = Sandbox(job, Limits(wall_seconds=120, cpu_seconds=60), plan, slot=0)
     try:
         box.start()
         hello = box.receive()
         reply = box.receive()
         return hello, bool(reply.get("ok")), str(reply.get("message", ""))
-    except SandboxStopped as stop:
-        return None, False, f"{stop.reason}: {box.stderr.text()[-300:]}"
+    except (SandboxStopped, OSError) as stop:
+        return None, False, f"{stop}: {box.stderr.text().strip()}"
     finally:
         box.stop()
 
@@ -296,9 +376,9 @@ class Sandbox:
             "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
             "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
             "MPLBACKEND": "Agg", "MPLCONFIGDIR": os.path.join(self.workdir, ".matplotlib"),
-            "MINIGRAD_SANDBOX_TOKEN": self.token,
+            "MINIGRAD_SANDBOX_TOKEN": self.token, RUN_ENV: run_id(),
         }
-        argv = [sys.executable, "-I", "-B", str(CHILD_SCRIPT), job_path, str(cmd_r), str(res_w)]
+        argv = [self.plan.python, "-I", "-B", str(CHILD_SCRIPT), job_path, str(cmd_r), str(res_w)]
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, pass_fds=(cmd_r, res_w), cwd=self.workdir,
@@ -518,5 +598,5 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-__all__ = ["Limits", "IsolationPlan", "Sandbox", "SandboxStopped", "Capture", "ExitInfo",
-           "detect_isolation", "package_root"]
+__all__ = ["Limits", "IsolationPlan", "IsolationUnavailable", "Sandbox", "SandboxStopped", "Capture",
+           "ExitInfo", "detect_isolation", "package_root", "run_id", "RUN_ENV", "ISOLATION_MODES"]
