@@ -51,13 +51,15 @@ class Reshape(Function):
         ctx.input_shape = a.shape
         shape = infer_shape(shape, a.numel())
         if must_view:
-            try:
-                return view_of(a, np.reshape(a._data, shape, copy=False))
-            except ValueError:
-                raise RuntimeError(
-                    "view size is not compatible with input tensor's size and stride (at least one "
-                    "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-                ) from None
+            # reshape(copy=False) needs NumPy 2.1; a result that does not share the input's
+            # memory is a copy, which view() must refuse, on every supported NumPy.
+            out = a._data.reshape(shape)
+            if out.size == 0 or np.may_share_memory(out, a._data):
+                return view_of(a, out)
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+            )
         return view_of(a, a._data.reshape(shape))
 
     @staticmethod
@@ -230,6 +232,9 @@ def normalize_index(key):
             k = np.asarray(k)
             if k.size == 0:
                 k = k.astype(np.int64)  # [] is an empty integer index (NumPy makes it float64)
+        elif isinstance(k, slice) and k.step is not None and k.step <= 0:
+            # NumPy reverses with step -1; PyTorch refuses, and so do we (the same code must run on both).
+            raise ValueError("step must be greater than zero: to reverse a tensor, use .flip(dim)")
         out.append(k)
     return tuple(out)
 
