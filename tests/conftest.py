@@ -1,0 +1,28 @@
+"""Hypothesis profiles for the property-based tests.
+
+- ``ci`` (the default): a fixed budget, derandomized, so every run of the suite
+  tests the same examples and the differential tester stays within about a minute.
+- ``long``: thousands of fresh random programs, for a run by hand before closing
+  a parity issue: ``python -m pytest tests/test_differential.py --hypothesis-profile=long``
+  (add ``--hypothesis-show-statistics`` for the exact count).
+
+Tests that pass their own ``settings(max_examples=...)`` keep their own budget.
+"""
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=600,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "long",
+    max_examples=20000,
+    derandomize=False,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("ci")

@@ -1,0 +1,547 @@
+"""Run one program (a list of steps, see ``program.py``) with minigrad or torch, and compare.
+
+The interpreter is written once, against the API both libraries share, and takes
+the library module as a parameter: both runs execute exactly the same Python.
+What a run produces is a *trace*, a list of events in the order they happened:
+
+- ``("val", step, slot, dtype, shape, requires_grad, is_leaf, values)`` for every
+  live slot after every step (so a change through a view shows up at once);
+- ``("grad", step, slot, warned, grad)`` for every slot after each backward and at
+  the end (``warned``: reading ``.grad`` gave the non-leaf warning);
+- ``("hook", step, hook_step, grad)``, ``("prehook" | "posthook", ...)`` and
+  ``("fbw", step, function, grads)`` in the order backward called them;
+- ``("raise", step, exception_type)``: the step raised, and the run stops there.
+
+Two traces must be equal event by event; float arrays are compared with a
+tolerance derived from float64's epsilon and the program's size.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+Step = tuple
+Program = Sequence[Step]
+
+# The program's step currently running, and its event list: read by the hooks and
+# by the backward of the custom Functions, which cannot take extra arguments.
+_current: dict[str, Any] = {"step": -1, "events": None}
+
+
+# -- data ---------------------------------------------------------------------------------------------
+def leaf_values(shape: tuple, seed: int, kind: str) -> np.ndarray:
+    """The values of a leaf: random normals, or small integers (zeros and ties) for edge cases."""
+    rng = np.random.default_rng(seed)
+    if kind == "int":
+        return rng.integers(-2, 3, size=shape).astype(np.float64)
+    return rng.standard_normal(shape)
+
+
+def weights(shape: tuple, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed + 7919).standard_normal(shape)
+
+
+def mask(shape: tuple, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed + 104729).random(shape) < 0.5
+
+
+def _array(t) -> np.ndarray:
+    return np.array(t.detach().numpy(), copy=True)
+
+
+def _dtype_name(t) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+# -- the op tables (names -> code written against the shared API) ------------------------------------
+# Ops with a restricted domain get their input mapped into it, the same way in both libraries.
+UNARY = {
+    "neg": lambda t: -t,
+    "exp": lambda t: t.exp(),
+    "tanh": lambda t: t.tanh(),
+    "sigmoid": lambda t: t.sigmoid(),
+    "relu": lambda t: t.relu(),
+    "abs": lambda t: t.abs(),
+    "log": lambda t: (t.abs() + 0.5).log(),
+    "sqrt": lambda t: (t.abs() + 0.5).sqrt(),
+    "clamp": lambda t: t.clamp(-0.5, 1.0),
+    "clamp_min": lambda t: t.clamp(min=0.0),
+    "square": lambda t: t ** 2,
+    "cube": lambda t: t ** 3,
+    "pow_half": lambda t: (t.abs() + 0.5) ** 0.5,
+    "rpow": lambda t: 2.0 ** t,
+    "rsub": lambda t: 1.0 - t,
+    "rdiv": lambda t: 1.0 / (t.abs() + 0.5),
+    "scale": lambda t: t * 1.5,
+    "shift": lambda t: t + 0.25,
+    "sin": lambda t: t.sin(),
+    "cos": lambda t: t.cos(),
+    "tan": lambda t: (t * 0.5).tan(),
+    "sinh": lambda t: t.sinh(),
+    "cosh": lambda t: t.cosh(),
+    "log1p": lambda t: t.abs().log1p(),
+    "expm1": lambda t: t.expm1(),
+    "sign": lambda t: t.sign(),
+}
+# The Tensor methods each entry needs: an op is generated only once minigrad has them.
+UNARY_NEEDS = {"sin": ("sin",), "cos": ("cos",), "tan": ("tan",), "sinh": ("sinh",), "cosh": ("cosh",),
+               "log1p": ("log1p",), "expm1": ("expm1",), "sign": ("sign",)}
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": lambda a, b: a ** b,
+    "maximum": lambda a, b: a.maximum(b),
+}
+
+INPLACE = {
+    "add_": lambda t, o: t.add_(o),
+    "sub_": lambda t, o: t.sub_(o),
+    "mul_": lambda t, o: t.mul_(o),
+    "div_": lambda t, o: t.div_(o),
+    "copy_": lambda t, o: t.copy_(o),
+    "zero_": lambda t, o: t.zero_(),
+    "fill_": lambda t, o: t.fill_(o),
+    "clamp_": lambda t, o: t.clamp_(-0.5, 1.0),
+    "iadd": lambda t, o: t.__iadd__(o),
+}
+
+
+def _reduce(lib, op: str, t, dim, keepdim: bool) -> list:
+    """The reduction ``op``; a list because max/min over a dim also return indices."""
+    if op in ("sum", "mean"):
+        return [getattr(t, op)() if dim is None else getattr(t, op)(dim, keepdim=keepdim)]
+    if op in ("max", "min"):
+        if dim is None:
+            return [getattr(t, op)()]
+        values, indices = getattr(t, op)(dim, keepdim=keepdim)
+        return [values, indices]
+    if op in ("softmax", "log_softmax", "cumsum"):
+        return [getattr(t, op)(dim)]
+    if op in ("logsumexp",):
+        return [t.logsumexp(dim, keepdim=keepdim)]
+    if op in ("prod",):
+        return [t.prod() if dim is None else t.prod(dim, keepdim=keepdim)]
+    if op in ("std", "var"):
+        return [getattr(t, op)() if dim is None else getattr(t, op)(dim, keepdim=keepdim)]
+    raise ValueError(f"unknown reduction {op!r}")
+
+
+def _view(op: str, t, args: tuple):
+    if op == "T":
+        return t.T
+    if op == "flatten":
+        return t.flatten()
+    if op == "squeeze":
+        return t.squeeze() if args == () else t.squeeze(*args)
+    return getattr(t, op)(*args)
+
+
+def _key(lib, key: tuple, shape: tuple) -> tuple:
+    """Turn an encoded index into one the library takes (lists and tensors are built here)."""
+    out = []
+    for part in key:
+        if isinstance(part, tuple) and part and part[0] == "list":
+            out.append(list(part[1]))
+        elif isinstance(part, tuple) and part and part[0] == "t0":
+            out.append(lib.tensor(part[1]))
+        elif isinstance(part, tuple) and part and part[0] == "mask":
+            out.append(lib.tensor(mask(shape, part[1])))
+        else:
+            out.append(part)
+    return tuple(out)
+
+
+# -- custom Functions, built once per library ----------------------------------------------------------
+def _log_backward(name: str, grads: tuple) -> None:
+    _current["events"].append(
+        ("fbw", _current["step"], name, tuple(None if g is None else _array(g) for g in grads))
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def functions(lib) -> dict:
+    """The custom Functions the programs call: each exercises one part of the ctx API."""
+    Function = lib.autograd.Function
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            _log_backward("Square", (g,))
+            x, = ctx.saved_tensors
+            return 2 * x * g
+
+    class MulConst(Function):  # a non-tensor argument, which gets a None gradient
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            _log_backward("MulConst", (g,))
+            return g * ctx.k, None
+
+    class DirtyMul(Function):  # modifies its input in place
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            _log_backward("DirtyMul", (g,))
+            return g * 2
+
+    class ExpNonDiff(Function):  # a second output marked non-differentiable
+        @staticmethod
+        def forward(ctx, x, materialize):
+            ctx.set_materialize_grads(materialize)
+            y = x.exp()
+            z = x * 3
+            ctx.mark_non_differentiable(z)
+            ctx.save_for_backward(y)
+            return y, z
+
+        @staticmethod
+        def backward(ctx, gy, gz):
+            _log_backward("ExpNonDiff", (gy, gz))
+            y, = ctx.saved_tensors
+            return (None if gy is None else gy * y), None
+
+    class TwoOut(Function):  # an output that may get no gradient (materialized or None)
+        @staticmethod
+        def forward(ctx, x, materialize):
+            ctx.set_materialize_grads(materialize)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            _log_backward("TwoOut", (g1, g2))
+            grad = None
+            if g1 is not None:
+                grad = g1 * 2
+            if g2 is not None:
+                grad = g2 * 3 if grad is None else grad + g2 * 3
+            return grad, None
+
+    class NoneGrad(Function):  # returns None for an input that needs a gradient
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            _log_backward("NoneGrad", (g,))
+            x, y = ctx.saved_tensors
+            return g * y, None
+
+    class Ident(Function):  # returns its input as-is
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            _log_backward("Ident", (g,))
+            return g
+
+    class NonTensorOut(Function):  # a Python number among the outputs
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, 7
+
+        @staticmethod
+        def backward(ctx, g, g_int):
+            _log_backward("NonTensorOut", (g, g_int))
+            return g * 2
+
+    return {f.__name__: f for f in (Square, MulConst, DirtyMul, ExpNonDiff, TwoOut, NoneGrad, Ident, NonTensorOut)}
+
+
+# Arity of each Function in tensors, then the extra (non-tensor) arguments the step carries.
+FUNCTION_ARITY = {"Square": 1, "MulConst": 1, "DirtyMul": 1, "ExpNonDiff": 1, "TwoOut": 1,
+                  "NoneGrad": 2, "Ident": 1, "NonTensorOut": 1}
+
+
+# -- hooks -----------------------------------------------------------------------------------------------
+def _tensor_hook(hook_step: int, scale):
+    def hook(g):
+        _current["events"].append(("hook", _current["step"], hook_step, _array(g)))
+        return None if scale is None else g * scale
+    return hook
+
+
+def _prehook(hook_step: int, scale):
+    def hook(grad_outputs):
+        _current["events"].append(("prehook", _current["step"], hook_step,
+                                   tuple(None if g is None else _array(g) for g in grad_outputs)))
+        if scale is None:
+            return None
+        return tuple(None if g is None else g * scale for g in grad_outputs)
+    return hook
+
+
+def _posthook(hook_step: int, scale):
+    def hook(grad_inputs, grad_outputs):
+        _current["events"].append(("posthook", _current["step"], hook_step,
+                                   tuple(None if g is None else _array(g) for g in grad_inputs)))
+        if scale is None:
+            return None
+        return tuple(None if g is None else g * scale for g in grad_inputs)
+    return hook
+
+
+# -- running -------------------------------------------------------------------------------------------
+def _observe_values(events: list, i: int, env: list) -> None:
+    for slot, t in enumerate(env):
+        if t is None:
+            events.append(("val", i, slot, None))
+        else:
+            events.append(("val", i, slot, _dtype_name(t), tuple(t.shape), bool(t.requires_grad),
+                           bool(t.is_leaf), _array(t)))
+
+
+def _observe_grads(events: list, i: int, env: list) -> None:
+    for slot, t in enumerate(env):
+        if t is None:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            g = t.grad
+        warned = any("not a leaf" in str(w.message) for w in caught)
+        events.append(("grad", i, slot, warned, None if g is None else _array(g)))
+
+
+def _execute(lib, step: Step, env: list, i: int) -> None:
+    """Run one step, appending the tensors it creates to ``env``."""
+    kind = step[0]
+    if kind == "leaf":
+        _, shape, requires_grad, seed, data_kind = step
+        env.append(lib.tensor(leaf_values(shape, seed, data_kind), requires_grad=requires_grad))
+    elif kind == "unary":
+        _, op, src = step
+        env.append(UNARY[op](env[src]))
+    elif kind == "binary":
+        _, op, a, b = step
+        env.append(BINARY[op](env[a], env[b]))
+    elif kind == "binary_scalar":
+        _, op, a, scalar, reverse = step
+        env.append(BINARY[op](scalar, env[a]) if reverse else BINARY[op](env[a], scalar))
+    elif kind == "reduce":
+        _, op, src, dim, keepdim = step
+        env.extend(_reduce(lib, op, env[src], dim, keepdim))
+    elif kind == "view":
+        _, op, src, args = step
+        env.append(_view(op, env[src], args))
+    elif kind == "index":
+        _, src, key = step
+        env.append(env[src][_key(lib, key, tuple(env[src].shape))])
+    elif kind == "inplace":
+        _, op, target, operand, scalar, no_grad = step
+        value = scalar if operand is None else env[operand]
+        with lib.no_grad() if no_grad else _nothing():
+            INPLACE[op](env[target], value)
+    elif kind == "setitem":
+        _, target, key, operand, scalar, no_grad = step
+        value = scalar if operand is None else env[operand]
+        t = env[target]
+        with lib.no_grad() if no_grad else _nothing():
+            t[_key(lib, key, tuple(t.shape))] = value
+    elif kind == "hook":
+        _, slot, scale = step
+        env[slot].register_hook(_tensor_hook(i, scale))
+    elif kind == "node_hook":
+        _, slot, which, scale = step
+        node = env[slot].grad_fn
+        if which == "pre":
+            node.register_prehook(_prehook(i, scale))
+        else:
+            node.register_hook(_posthook(i, scale))
+    elif kind == "retain_grad":
+        env[step[1]].retain_grad()
+    elif kind == "backward":
+        _, slot, seed, retain_graph, create_graph, inputs = step
+        t = env[slot]
+        gradient = None if (t.dim() == 0 and seed % 2) else lib.tensor(weights(tuple(t.shape), seed))
+        t.backward(gradient, retain_graph=retain_graph, create_graph=create_graph,
+                   inputs=None if inputs is None else [env[j] for j in inputs])
+    elif kind == "grad":
+        _, slot, inputs, seed, retain_graph, create_graph, allow_unused = step
+        t = env[slot]
+        env.extend(lib.autograd.grad(
+            t, [env[j] for j in inputs], lib.tensor(weights(tuple(t.shape), seed)),
+            retain_graph=retain_graph, create_graph=create_graph, allow_unused=allow_unused,
+        ))
+    elif kind == "func":
+        _, name, args, extra = step
+        outputs = functions(lib)[name].apply(*[env[j] for j in args], *extra)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        env.extend(o for o in outputs if isinstance(o, lib.Tensor))
+    elif kind == "detach":
+        env.append(env[step[1]].detach())
+    elif kind == "clone":
+        env.append(env[step[1]].clone())
+    elif kind == "take_grad":
+        env.append(env[step[1]].grad)  # the object itself: later in-place accumulation must not change it
+    elif kind == "zero_grad":
+        env[step[1]].grad = None
+    else:
+        raise ValueError(f"unknown step {step!r}")
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _uses(step: Step) -> list[int]:
+    """The slots a step reads (a step that reads a None slot is skipped in both runs)."""
+    kind = step[0]
+    if kind in ("unary",):
+        return [step[2]]
+    if kind == "binary":
+        return [step[2], step[3]]
+    if kind in ("binary_scalar", "reduce", "view"):
+        return [step[2]]
+    if kind == "index":
+        return [step[1]]
+    if kind == "inplace":
+        return [step[2]] + ([] if step[3] is None else [step[3]])
+    if kind == "setitem":
+        return [step[1]] + ([] if step[3] is None else [step[3]])
+    if kind in ("hook", "node_hook", "retain_grad", "detach", "clone", "take_grad", "zero_grad"):
+        return [step[1]]
+    if kind == "backward":
+        return [step[1]] + list(step[5] or ())
+    if kind == "grad":
+        return [step[1]] + list(step[2])
+    if kind == "func":
+        return list(step[2])
+    return []
+
+
+def n_outputs(step: Step) -> int:
+    """How many slots a step appends (a skipped step appends as many Nones)."""
+    kind = step[0]
+    if kind in ("leaf", "unary", "binary", "binary_scalar", "view", "index", "detach", "clone", "take_grad"):
+        return 1
+    if kind == "reduce":
+        return 2 if step[1] in ("max", "min") and step[3] is not None else 1
+    if kind == "grad":
+        return len(step[2])
+    if kind == "func":
+        return {"ExpNonDiff": 2, "TwoOut": 2}.get(step[1], 1)
+    return 0
+
+
+def run(lib, program: Program) -> list:
+    """Run ``program`` with ``lib`` (the minigrad or torch module); return its trace."""
+    events: list = []
+    env: list = []
+    _current["events"] = events
+    try:
+        for i, step in enumerate(program):
+            _current["step"] = i
+            if any(env[j] is None for j in _uses(step)):
+                events.append(("skip", i))
+                env.extend([None] * n_outputs(step))
+                continue
+            size = len(env)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _execute(lib, step, env, i)
+            except Exception as e:  # noqa: BLE001 - the type is what we compare
+                events.append(("raise", i, _exception_name(e)))
+                return events
+            assert len(env) == size + n_outputs(step), f"step {i} made {len(env) - size} slots: {step!r}"
+            _observe_values(events, i, env)
+            if step[0] in ("backward", "grad"):
+                _observe_grads(events, i, env)
+        _observe_grads(events, len(program), env)
+    finally:
+        _current["events"] = None
+    return events
+
+
+def _exception_name(e: BaseException) -> str:
+    """The builtin class an exception is, or derives from (torch's own errors subclass them)."""
+    for cls in type(e).__mro__:
+        if cls.__module__ == "builtins":
+            return cls.__name__
+    return type(e).__name__
+
+
+# -- comparing -----------------------------------------------------------------------------------------
+def tolerance(program: Program) -> float:
+    """float64 epsilon scaled by the longest reduction and the number of steps that can compound."""
+    numel = max((int(np.prod(s[1])) for s in program if s[0] == "leaf"), default=1)
+    return float(np.finfo(np.float64).eps) * 64 * (max(numel, 1) + len(program))
+
+
+def _close(a, b, tol: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
+                and all(_close(x, y, tol) for x, y in zip(a, b)))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+            return False
+        if a.dtype == b.dtype and a.tobytes() == b.tobytes():
+            return True  # the common case, and cheap: most values agree to the bit
+        if a.dtype.kind != "f":
+            return bool(np.array_equal(a, b))
+        finite = np.abs(b[np.isfinite(b)])
+        scale = 1.0 + (float(finite.max()) if finite.size else 0.0)
+        return bool(np.allclose(a, b, rtol=tol, atol=tol * scale, equal_nan=True))
+    return a == b
+
+
+def first_difference(minigrad_trace: list, torch_trace: list, tol: float) -> str | None:
+    """None if the traces agree, else a description of the first event where they differ."""
+    for k, (m, t) in enumerate(zip(minigrad_trace, torch_trace)):
+        if len(m) != len(t) or not all(_close(x, y, tol) for x, y in zip(m, t)):
+            return f"event {k}:\n  minigrad: {_show(m)}\n  torch:    {_show(t)}"
+    if len(minigrad_trace) != len(torch_trace):
+        k = min(len(minigrad_trace), len(torch_trace))
+        extra_m = _show(minigrad_trace[k]) if k < len(minigrad_trace) else "(end)"
+        extra_t = _show(torch_trace[k]) if k < len(torch_trace) else "(end)"
+        return f"event {k}:\n  minigrad: {extra_m}\n  torch:    {extra_t}"
+    return None
+
+
+def _show(event: tuple) -> str:
+    return repr(tuple(e.tolist() if isinstance(e, np.ndarray) else e for e in event))
+
+
+def format_program(program: Program) -> str:
+    return "[\n" + "".join(f"    {step!r},\n" for step in program) + "]"
+
+
+def check(program: Program) -> None:
+    """Run ``program`` with both libraries; fail with the program and the first difference."""
+    import minigrad
+    import torch
+
+    tol = tolerance(program)
+    difference = first_difference(run(minigrad, program), run(torch, program), tol)
+    if difference is not None:
+        raise AssertionError(f"minigrad and torch differ on this program:\n{format_program(program)}\n{difference}")

@@ -1,0 +1,84 @@
+"""Differential testing: random programs run on minigrad and on torch must agree.
+
+Hypothesis generates small programs over the shared API (leaves, elementwise ops
+with broadcasting, reductions, views and indexing, in-place ops on tensors and
+views, tensor and node hooks, retain_grad, backward with retain_graph and
+create_graph, autograd.grad, custom Functions), see ``tests/differential/``.
+Each runs on both libraries; every value, ``.grad``, hook call, custom backward
+call and exception type must agree. A failure prints the shrunk program as a
+list you can paste into ``tests/test_differential_regressions.py``.
+
+Budget: the ``ci`` hypothesis profile (``tests/conftest.py``); run thousands with
+``--hypothesis-profile=long``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import event, given  # noqa: E402
+
+import minigrad  # noqa: E402
+from tests.differential import interpreter  # noqa: E402
+from tests.differential.program import programs  # noqa: E402
+
+
+@given(programs())
+def test_minigrad_and_torch_agree_on_random_programs(program):
+    torch_trace = interpreter.run(torch, program)
+    last = torch_trace[-1] if torch_trace else ("end",)
+    # Reported by --hypothesis-show-statistics: how many programs ran to the end.
+    event("torch raised" if last[0] == "raise" else "ran to the end")
+    difference = interpreter.first_difference(
+        interpreter.run(minigrad, program), torch_trace, interpreter.tolerance(program)
+    )
+    assert difference is None, (
+        f"minigrad and torch differ on this program:\n{interpreter.format_program(program)}\n{difference}"
+    )
+
+
+# -- the tester itself can fail ---------------------------------------------------------------------
+PROGRAM = [
+    ("leaf", (2, 3), True, 1, "normal"),
+    ("unary", "exp", 0),
+    ("hook", 1, 2.0),
+    ("reduce", "sum", 1, 1, False),
+    ("backward", 2, 5, None, False, None),
+]
+
+
+def test_the_same_program_passes():
+    interpreter.check(PROGRAM)
+
+
+def test_a_wrong_value_is_caught(monkeypatch):
+    monkeypatch.setattr(minigrad.Tensor, "exp", lambda t: (t * 1.0000001).exp_orig())
+    monkeypatch.setattr(minigrad.Tensor, "exp_orig", minigrad.ops.elementwise.Exp.apply, raising=False)
+    with pytest.raises(AssertionError, match="event"):
+        interpreter.check(PROGRAM)
+
+
+def test_a_wrong_gradient_is_caught(monkeypatch):
+    original = minigrad.ops.elementwise.Exp.backward
+    monkeypatch.setattr(minigrad.ops.elementwise.Exp, "backward",
+                        staticmethod(lambda ctx, g: original(ctx, g) * 1.0000001))
+    with pytest.raises(AssertionError, match="'hook'|'grad'"):
+        interpreter.check(PROGRAM)
+
+
+def test_a_different_exception_type_is_caught(monkeypatch):
+    def raise_type_error(*args, **kwargs):
+        raise TypeError("not what torch raises")
+
+    monkeypatch.setattr(minigrad.Tensor, "register_hook", raise_type_error)
+    with pytest.raises(AssertionError, match="TypeError"):
+        interpreter.check(PROGRAM)
+
+
+def test_tolerance_grows_with_program_size():
+    eps = np.finfo(np.float64).eps
+    small = interpreter.tolerance([("leaf", (2,), True, 0, "normal")])
+    large = interpreter.tolerance([("leaf", (3, 3, 3), True, 0, "normal")] * 5)
+    assert eps < small < large < 1e-9
