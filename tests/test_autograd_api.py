@@ -459,3 +459,162 @@ def test_saved_tensors_hooks_leave_freeing_as_it_was():
         return outcome(lambda: y.backward())[0]
 
     assert assert_same(program) == "RuntimeError"
+
+
+# -- checkpoint --------------------------------------------------------------------------
+
+
+def mlp_program(lib, use_checkpoint, use_reentrant=False, depth=8, segment=4, width=8, batch=256):
+    """A deep ReLU MLP; with ``use_checkpoint`` each run of ``segment`` layers is checkpointed.
+
+    Returns the gradients and the bytes of distinct tensors saved for backward,
+    counted by an outer pack hook (with checkpoint it sees only each segment's inputs).
+    """
+    from lib_checkpoint import checkpoint_of
+
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((batch, width)), requires_grad=True)
+    weights = [lib.tensor(rng.standard_normal((width, width)) / np.sqrt(width), requires_grad=True) for _ in range(depth)]
+    saved = {}
+
+    def count(t):
+        saved[id(t)] = t.detach().numpy().nbytes
+        return t.detach()
+
+    def run_segment(h, *ws):
+        for w in ws:
+            h = (h @ w).relu()
+        return h
+
+    with lib.autograd.graph.saved_tensors_hooks(count, lambda p: p):
+        h = x
+        for i in range(0, depth, segment):
+            ws = weights[i:i + segment]
+            h = checkpoint_of(lib)(run_segment, h, *ws, use_reentrant=use_reentrant) if use_checkpoint else run_segment(h, *ws)
+        loss = (h * h).sum()
+    loss.backward()
+    return [x.grad] + [w.grad for w in weights], sum(saved.values())
+
+
+@pytest.fixture(autouse=True)
+def _checkpoint_module(monkeypatch):
+    """``checkpoint_of(lib)``: minigrad.utils.checkpoint.checkpoint or torch.utils.checkpoint.checkpoint."""
+    import sys
+    import types
+
+    def checkpoint_of(lib):
+        if lib is minigrad:
+            from minigrad.utils.checkpoint import checkpoint
+        else:
+            from torch.utils.checkpoint import checkpoint
+        return checkpoint
+
+    monkeypatch.setitem(sys.modules, "lib_checkpoint", types.SimpleNamespace(checkpoint_of=checkpoint_of))
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_gives_the_same_gradients_and_saves_less(use_reentrant):
+    plain_grads, plain_bytes = mlp_program(minigrad, use_checkpoint=False)
+    ckpt_grads, ckpt_bytes = mlp_program(minigrad, use_checkpoint=True, use_reentrant=use_reentrant)
+    for g, c in zip(plain_grads, ckpt_grads):
+        np.testing.assert_allclose(c.numpy(), g.numpy(), rtol=1e-12, atol=0)  # float64, the same operations
+    # Without checkpoint the graph keeps x, every weight and every ReLU output (the next layer's
+    # input); with it, each segment keeps only its inputs (one pack each, by the checkpoint's
+    # input saver), and (h * h) keeps the last h.
+    width, batch, depth, segments = 8, 256, 8, 2
+    assert plain_bytes == 8 * (batch * width * (depth + 1) + width * width * depth)
+    assert ckpt_bytes == 8 * (batch * width * (segments + 1) + width * width * depth)
+    if HAVE_TORCH:
+        t_plain, t_plain_bytes = mlp_program(_torch(), use_checkpoint=False)
+        t_ckpt, t_ckpt_bytes = mlp_program(_torch(), use_checkpoint=True, use_reentrant=use_reentrant)
+        for g, t in zip(ckpt_grads, t_ckpt):
+            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10)
+        assert (plain_bytes, ckpt_bytes) == (t_plain_bytes, t_ckpt_bytes)
+
+
+def test_checkpoint_recomputes_once_per_backward_like_torch():
+    def program(lib):
+        from lib_checkpoint import checkpoint_of
+
+        calls = []
+
+        def f(x):
+            calls.append(len(calls))
+            return x.exp().log().exp()
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        out = checkpoint_of(lib)(f, x, use_reentrant=False)
+        counts = [len(calls)]
+        out.sum().backward(retain_graph=True)
+        counts.append(len(calls))
+        g, = lib.autograd.grad(out.sum(), x)
+        counts.append(len(calls))
+        return counts, x.grad, g
+
+    counts, grad, g = assert_same(program)
+    assert counts == [1, 2, 3]
+    np.testing.assert_allclose(grad, np.exp([1.0, 2.0]), rtol=FLOAT32_RTOL)
+
+
+def test_checkpoint_replays_the_random_numbers_of_the_forward():
+    import minigrad.nn.functional as F
+    from minigrad.utils.checkpoint import checkpoint
+
+    def block(h):
+        return F.dropout(h * 3, p=0.5, training=True)
+
+    def run(use_checkpoint):
+        minigrad.manual_seed(5)
+        x = minigrad.ones(64, requires_grad=True)
+        out = checkpoint(block, x, use_reentrant=False) if use_checkpoint else block(x)
+        out.sum().backward()
+        return out.detach().numpy(), x.grad.numpy(), minigrad.rand(3).numpy()
+
+    plain_out, plain_grad, plain_next = run(False)
+    ckpt_out, ckpt_grad, ckpt_next = run(True)
+    np.testing.assert_array_equal(ckpt_out, plain_out)
+    np.testing.assert_array_equal(ckpt_grad, plain_grad)  # the recomputed mask is the forward's mask
+    assert 0 < (plain_grad == 0).sum() < 64
+    np.testing.assert_array_equal(ckpt_next, plain_next)  # and the recomputation left the generator as it was
+
+
+def test_checkpoint_without_use_reentrant_warns_and_uses_the_reentrant_variant():
+    def program(lib):
+        from lib_checkpoint import checkpoint_of
+
+        x = lib.tensor([1.0], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = checkpoint_of(lib)(lambda t: t * 2, x)
+        out.sum().backward()
+        via_grad = outcome(lambda: lib.autograd.grad(checkpoint_of(lib)(lambda t: t * 2, x, use_reentrant=True).sum(), x))
+        return [(w.category.__name__, str(w.message)) for w in caught], type(out.grad_fn).__name__, x.grad, via_grad[0]
+
+    caught, node, grad, via_grad = assert_same(program)
+    assert caught[0][0] == "UserWarning" and "use_reentrant parameter should be passed explicitly" in caught[0][1]
+    assert node == "CheckpointFunctionBackward" and grad == [2.0] and via_grad == "RuntimeError"
+
+
+def test_checkpoint_errors_match_torch():
+    def program(lib):
+        from lib_checkpoint import checkpoint_of
+
+        checkpoint = checkpoint_of(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        runs = []
+
+        def saves_less_the_second_time(t):
+            runs.append(1)
+            return t.exp() if len(runs) == 1 else t * 1.0 + 1.0
+
+        out = checkpoint(saves_less_the_second_time, x, use_reentrant=False)
+        fewer = outcome(lambda: out.sum().backward())
+        h = x * 1
+        out = checkpoint(lambda t: t.exp(), h, use_reentrant=False)
+        h.mul_(2)  # the saved input changed after the forward
+        changed = outcome(lambda: out.sum().backward())
+        return fewer[0], fewer[1].split("\n")[:3], changed[0]
+
+    fewer_kind, fewer_lines, changed_kind = assert_same(program)
+    assert fewer_kind == "CheckpointError" and changed_kind == "RuntimeError"
+    assert fewer_lines[1:] == ["Number of tensors saved during forward: 1", "Number of tensors saved during recomputation: 0."]

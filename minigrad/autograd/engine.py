@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 from typing import Callable, Iterator, Sequence
 
 from minigrad.autograd import anomaly_mode
@@ -54,6 +55,29 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
 
 _order_function: Callable[[Sequence[Node]], list[Node]] = topological_order
 _observers: list[Callable] = []
+
+
+class _GraphTask:
+    """The backward pass now running, so code called from a node (checkpoint) can tell passes apart."""
+
+    current: "_GraphTask | None" = None
+    _ids = itertools.count()
+
+    def __init__(self, accumulates: bool) -> None:
+        self.id = next(_GraphTask._ids)
+        self.accumulates = accumulates  # False for autograd.grad and backward(inputs=...)
+        self.previous: _GraphTask | None = None
+
+    def __enter__(self) -> None:
+        self.previous, _GraphTask.current = _GraphTask.current, self
+
+    def __exit__(self, *exc) -> None:
+        _GraphTask.current = self.previous
+
+
+def current_graph_task_id() -> int:
+    """An id for the backward pass now running, or -1 outside backward (as ``torch._C._current_graph_task_id``)."""
+    return -1 if _GraphTask.current is None else _GraphTask.current.id
 
 
 @contextlib.contextmanager
@@ -111,7 +135,7 @@ def run_backward(
     captured: dict[tuple[Node, int], object] = {}
     anomaly = _AnomalyMode.enabled
 
-    with set_grad_enabled(create_graph):
+    with set_grad_enabled(create_graph), _GraphTask(accumulates=not capture):
         for node in order:
             grads = buffers.pop(node, None)
             if grads is None:
