@@ -618,3 +618,102 @@ def test_checkpoint_errors_match_torch():
     fewer_kind, fewer_lines, changed_kind = assert_same(program)
     assert fewer_kind == "CheckpointError" and changed_kind == "RuntimeError"
     assert fewer_lines[1:] == ["Number of tensors saved during forward: 1", "Number of tensors saved during recomputation: 0."]
+
+
+# -- InplaceFunction and NestedIOFunction ---------------------------------------------------
+
+
+def test_inplace_function_matches_torch():
+    def program(lib):
+        from importlib import import_module
+
+        InplaceFunction = import_module(lib.__name__ + ".autograd.function").InplaceFunction
+
+        class Scale(InplaceFunction):
+            @staticmethod
+            def forward(ctx, x, inplace=False):
+                if inplace:
+                    ctx.mark_dirty(x)
+                    return x.mul_(2)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2, None
+
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = a * 1
+        out = Scale.apply(h, True)
+        out.sum().backward()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            instance = Scale(inplace=True)
+        return (out is h, h._version, a.grad, instance.inplace, [w.category.__name__ for w in caught],
+                outcome(lambda: instance(a))[0])
+
+    same_object, version, grad, inplace, warned, call = assert_same(program)
+    # Version 2: mul_ bumped it, and apply bumps every tensor marked dirty (as PyTorch does).
+    assert (same_object, version, grad, inplace) == (True, 2, [2.0, 2.0], True)
+    assert warned == ["DeprecationWarning"] and call == "RuntimeError"
+
+
+class PairProduct(minigrad.autograd.NestedIOFunction):
+    """(a, b), [c] -> (a * b + c, [2a, None]): nested in, nested out, nested saves."""
+
+    def forward_extended(self, pair, extra):
+        a, b = pair
+        self.save_for_backward(pair, [extra[0]])
+        return a * b + extra[0], [a * 2, None]
+
+    def backward_extended(self, grad_sum, grad_list):
+        (a, b), [c] = self.saved_tensors
+        assert grad_list[1] is None  # the None output has no gradient slot to fill
+        return (grad_sum * b + grad_list[0] * 2, grad_sum * a), [grad_sum]
+
+
+def test_nested_io_function_flattens_and_rebuilds_the_nesting():
+    a, b, c = (minigrad.tensor(v, requires_grad=True) for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]))
+    total, [double, nothing] = PairProduct()((a, b), [c])
+    assert nothing is None and total.grad_fn is double.grad_fn and total.grad_fn.name() == "PairProductBackward"
+    (total * total).sum().backward(retain_graph=True)
+    expected = {"a": 2 * np.array([8.0, 14.0]) * [3.0, 4.0], "b": 2 * np.array([8.0, 14.0]) * [1.0, 2.0], "c": 2 * np.array([8.0, 14.0])}
+    if HAVE_TORCH:  # the same function written with torch's plain ops (torch's own NestedIOFunction no longer runs)
+        torch = _torch()
+        ta, tb, tc = (torch.tensor(v, requires_grad=True) for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]))
+        t_total = ta * tb + tc
+        (t_total * t_total).sum().backward()
+        expected = {"a": ta.grad.numpy(), "b": tb.grad.numpy(), "c": tc.grad.numpy()}
+    for name, t in zip("abc", (a, b, c)):
+        np.testing.assert_allclose(t.grad.numpy(), expected[name], rtol=FLOAT32_RTOL)
+    for t in (a, b, c):
+        t.grad = None
+    double.sum().backward()  # `total` got no gradient: backward_extended sees zeros for it, as in a Function
+    assert a.grad.tolist() == [2.0, 2.0] and b.grad.tolist() == [0.0, 0.0] and c.grad.tolist() == [0.0, 0.0]
+
+
+def test_nested_io_function_rejects_what_torch_rejects():
+    with pytest.raises(ValueError, match="Auto nesting doesn't know how to process an input object of type float"):
+        PairProduct()((minigrad.ones(1), 2.0), [minigrad.ones(1)])
+    fn = PairProduct()
+    fn((minigrad.ones(1), minigrad.ones(1)), [minigrad.ones(1)])
+    with pytest.raises(RuntimeError, match="already called once"):
+        fn((minigrad.ones(1), minigrad.ones(1)), [minigrad.ones(1)])
+
+
+@needs_torch
+def test_torch_nested_io_function_instances_no_longer_run():
+    """Why minigrad's NestedIOFunction documents a difference: PyTorch's instance call is broken."""
+    torch = _torch()
+
+    class Twice(torch.autograd.function.NestedIOFunction):
+        def forward_extended(self, x):
+            return x * 2
+
+        def backward_extended(self, g):
+            return g * 2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        instance = Twice()
+    with pytest.raises(AttributeError):
+        instance(torch.ones(1, requires_grad=True))

@@ -8,7 +8,7 @@ made a backward fail), ``stateful`` (the older instance-style Function, kept
 for teaching).
 """
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from minigrad.autograd.function import Function, FunctionCtx, once_differentiable
+from minigrad.autograd.function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from minigrad.autograd.differentiate import backward, grad
 from minigrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from minigrad.autograd.stateful import StatefulFunction
@@ -16,7 +16,7 @@ from minigrad.autograd.anomaly_mode import detect_anomaly, is_anomaly_check_nan_
 from minigrad.autograd import anomaly_mode, function, engine, graph
 
 __all__ = [
-    "Function", "FunctionCtx", "StatefulFunction", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",
+    "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction", "StatefulFunction", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "anomaly_mode", "function", "engine", "graph",
 ]

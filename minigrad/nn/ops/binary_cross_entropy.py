@@ -10,16 +10,17 @@ gradient stay finite for every input in [0, 1]. Its backward is written with
 tensor operations and can be differentiated again.
 
     d/dx      = weight * (x - target) / max(x * (1 - x), 1e-12)
-    d/dtarget = weight * (log(1 - x) - log(x))      (each log clamped at -100)
+    d/dtarget = weight * (log(1 - x) - log(x))      (not clamped: infinite at 0 and 1, as in PyTorch)
 """
 from __future__ import annotations
 
 import numpy as np
 
 from minigrad.autograd.function import Function
+from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.tensor import Tensor
 
-_EPSILON = 1e-12
+_EPSILON = float(np.float32(1e-12))  # PyTorch's constant is a C float, also in float64 arithmetic
 _LOG_FLOOR = -100.0
 
 
@@ -55,7 +56,10 @@ class BinaryCrossEntropy(Function):
         grad_x = grad_target = None
         if need_x:
             grad_x = grad * (x - target) / (x * (1 - x)).clamp(min=_EPSILON)
-        if need_target:
-            log_x, log_1mx = _clamped_logs(x)
-            grad_target = grad * (log_1mx - log_x)
+        if need_target:  # -logit(x), PyTorch's formula
+            if is_grad_enabled():  # create_graph=True: recorded operations on x
+                grad_target = grad * ((1 - x).log() - x.log())
+            else:
+                with np.errstate(divide="ignore"):
+                    grad_target = grad * Tensor._wrap(np.log1p(-x._data) - np.log(x._data))
         return grad_x, grad_target, None
