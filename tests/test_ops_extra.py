@@ -675,3 +675,93 @@ def test_a_tutorial_preamble_runs():
     loss = (x.to(device) @ w).pow(2).mean()
     loss.backward()
     assert w.grad.shape == w.shape and w.grad.device == device
+
+
+# -- special values: PyTorch's results at the edges --------------------------------------------------------
+INF, NAN = float("inf"), float("nan")
+EDGE_VALUES = {
+    "sin_int": lambda L: L.tensor([1, 2]).sin(),
+    "log1p_bool": lambda L: L.tensor([True, False]).log1p(),
+    "sign_int": lambda L: L.tensor([3, 0, -2]).sign(),
+    "sign_bool": lambda L: L.tensor([True, False]).sign(),
+    "sign_nan_zero": lambda L: L.tensor([NAN, -0.0, 0.0, -INF]).sign(),
+    "expm1_tiny": lambda L: L.tensor([1e-12, -1e-15], dtype=L.float64).expm1(),
+    "log1p_tiny": lambda L: L.tensor([1e-12, -1e-15], dtype=L.float64).log1p(),
+    "sinh_overflow": lambda L: L.tensor([100.0, -100.0]).sinh(),
+    "cumsum_int32": lambda L: L.tensor([1, 2], dtype=L.int32).cumsum(0),
+    "cumsum_bool": lambda L: L.tensor([True, True]).cumsum(0),
+    "prod_int32": lambda L: L.tensor([2, 3], dtype=L.int32).prod(),
+    "prod_bool_dim": lambda L: L.tensor([[True, False]]).prod(1),
+    "prod_empty": lambda L: L.zeros(0).prod(),
+    "logsumexp_int": lambda L: L.tensor([1, 2]).logsumexp(0),
+    "logsumexp_minus_inf_row": lambda L: L.tensor([[-INF, -INF], [0.0, 1.0]]).logsumexp(1),
+    "logsumexp_inf": lambda L: L.tensor([INF, 1.0]).logsumexp(0),
+    "logsumexp_empty": lambda L: L.zeros(2, 0).logsumexp(1),
+    "norm_zero": lambda L: L.zeros(3).norm(),
+    "norm_empty": lambda L: L.zeros(0).norm(),
+    "norm_0": lambda L: L.tensor([0.0, 2.0, -1.0]).norm(0),
+    "var_one_value": lambda L: L.tensor([1.0]).var(),
+    "var_big_correction": lambda L: L.tensor([1.0, 2.0]).var(correction=3),
+    "std_empty": lambda L: L.zeros(0).std(),
+    "masked_fill_int": lambda L: L.tensor([1, 2]).masked_fill(L.tensor([True, False]), 2.5),
+    "masked_fill_int_value_tensor": lambda L: L.zeros(3).masked_fill(L.tensor([True, False, True]), L.tensor(2)),
+    "repeat_zero": lambda L: L.ones(2).repeat(0),
+    "roll_0d": lambda L: L.tensor(3.0).roll(1),
+    "flip_0d": lambda L: L.tensor(3.0).flip(0),
+    "eye_0": lambda L: L.eye(0),
+    "sort_nan": lambda L: L.tensor([1.0, NAN, 0.0]).sort(descending=True).indices,
+    "topk_0": lambda L: L.tensor([1.0, 2.0]).topk(0).values,
+    "split_empty": lambda L: L.stack([L.tensor(float(len(L.zeros(0).split(2))))]),
+    "chunk_empty": lambda L: L.stack([L.tensor(float(len(L.zeros(0).chunk(3))))]),
+    "chunk_fewer": lambda L: L.stack([L.tensor(float(len(L.zeros(6).chunk(4))))]),
+    "isclose_inf": lambda L: L.isclose(L.tensor([INF, -INF, INF]), L.tensor([INF, INF, 1.0])),
+}
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is:UserWarning")
+@pytest.mark.parametrize("name", list(EDGE_VALUES))
+def test_edge_values_match_torch(name):
+    ours, theirs = EDGE_VALUES[name](minigrad), EDGE_VALUES[name](torch)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    expected = theirs.numpy()
+    tol = 4 * np.finfo(expected.dtype).eps if expected.dtype.kind == "f" else 0
+    np.testing.assert_allclose(ours.numpy(), expected, rtol=tol, atol=0)
+
+
+def fixed(values):
+    return lambda *shape: np.array(values, dtype=np.float64)
+
+
+# Gradients at points where a formula needs care (zeros, infinities, ties, nothing to average).
+EDGE_GRADS = {
+    "norm_at_zero": (lambda L, x: x.norm(), [fixed([0.0, 0.0, 0.0])]),
+    "norm_dim_one_zero_row": (lambda L, x: x.norm(dim=1), [fixed([[0.0, 0.0], [3.0, 4.0]])]),
+    "norm_1_with_zeros": (lambda L, x: x.norm(1), [fixed([0.0, -2.0, 1.0])]),
+    "norm_inf_ties": (lambda L, x: x.norm(INF), [fixed([2.0, -2.0, 1.0])]),
+    "norm_3_with_zero": (lambda L, x: x.norm(3), [fixed([0.0, -2.0, 1.0])]),
+    "logsumexp_some_minus_inf": (lambda L, x: x.logsumexp(0), [fixed([-INF, 0.0, 1.0])]),
+    "var_one_value": (lambda L, x: x.var(), [fixed([1.5])]),
+    "std_constant": (lambda L, x: x.std(), [fixed([2.0, 2.0, 2.0])]),
+    "masked_fill_everything": (lambda L, x: x.masked_fill(L.tensor([True, True]), 0.0), [fixed([1.0, 2.0])]),
+    "prod_all_zeros": (lambda L, x: x.prod(0), [fixed([[0.0, 1.0], [0.0, 0.0]])]),
+    "cumsum_empty": (lambda L, x: x.cumsum(0), [fixed(np.zeros((0, 2)))]),
+    "sort_empty": (lambda L, x: x.sort().values, [fixed(np.zeros((2, 0)))]),
+    "gather_empty": (lambda L, x: x.gather(0, L.zeros(0, 2, dtype=L.int64)), [fixed([[1.0, 2.0]])]),
+}
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is:UserWarning")
+@pytest.mark.parametrize("name", list(EDGE_GRADS))
+def test_edge_gradients_match_torch(name):
+    fn, makers = EDGE_GRADS[name]
+    arrays = [make() for make in makers]
+    mv, mg, md, mn, _ = run(minigrad, fn, arrays)
+    tv, tg, td, tn, _ = run(torch, fn, arrays)
+    assert (md, mn) == (td, tn)
+    tol = tolerance(arrays)
+    for m, t_ in zip(mv + mg, tv + tg):
+        assert m.shape == t_.shape
+        np.testing.assert_allclose(m, t_, rtol=tol, atol=tol)

@@ -7,7 +7,7 @@
     ‖x‖∞ = max|x|              d/dx = sign(x) at the largest |x| (shared by ties), 0 elsewhere
     ‖x‖ₚ = (Σ|x|ᵖ)^(1/p)       d/dx = x |x|ᵖ⁻² / ‖x‖ₚᵖ⁻¹
     var(x) = Σ(x - x̄)² / (N - correction)    d/dx = 2 (x - x̄) / (N - correction)
-    std(x) = √var(x)                          d/dx = (x - x̄) / ((N - correction) std(x))
+    std(x) = √var(x)                          d/dx = (x - x̄) / ((N - correction) std(x)), 0 where std = 0
 
 Every backward is written with tensor operations on the saved input and output,
 so ``create_graph=True`` can differentiate it again. ``correction=1`` (the
@@ -51,7 +51,8 @@ class Logsumexp(Function):
         _setup(ctx, a, dim, keepdim)
         x = _float(a)
         if x.size == 0:
-            out = np.log(np.zeros_like(x).sum(axis=ctx.dims, keepdims=keepdim))
+            with np.errstate(divide="ignore"):  # log 0 = -inf: the sum of no terms
+                out = np.log(np.zeros_like(x).sum(axis=ctx.dims, keepdims=keepdim))
         else:
             m = x.max(axis=ctx.dims, keepdims=True)
             m[~np.isfinite(m)] = 0  # rows of -inf (or with inf) need no shift, and inf - inf is NaN
@@ -125,15 +126,16 @@ class Norm(Function):
         return a * scale.masked_fill(zero, 0), None, None, None
 
 
-def _degrees_of_freedom(ctx, a: Tensor, correction) -> float:
+def _degrees_of_freedom(ctx, a: Tensor, correction, op: str) -> float:
+    """N - correction, at least 0: dividing by 0 then gives inf or NaN, as in PyTorch (with its warning)."""
     count = int(np.prod([a.shape[d] for d in ctx.dims], dtype=np.int64))
     dof = count - correction
     if dof <= 0:
         warnings.warn(
-            "var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+            f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
             f"factor (input numel divided by output numel): {count} values, correction={correction}.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=6,  # user code -> Tensor.var -> var -> apply -> forward -> here
         )
     return max(dof, 0)
 
@@ -145,17 +147,17 @@ class Var(Function):
     def forward(ctx, a, dim=None, correction=1, keepdim=False):
         _check_float(a)
         _setup(ctx, a, dim, keepdim)
-        ctx.dof = _degrees_of_freedom(ctx, a, correction)
+        ctx.dof = _degrees_of_freedom(ctx, a, correction, "var")
         ctx.save_for_backward(a)
-        with np.errstate(invalid="ignore"):
-            out = _squared_deviations(a, ctx) * _inverse(ctx.dof)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = _squared_deviations(a, ctx) / ctx.dof
         return Tensor._wrap(np.asarray(out, dtype=a._data.dtype))
 
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         centred = a - a.mean(ctx.dims, keepdim=True)
-        return _keep_dims(ctx, grad) * centred * (2 * _inverse(ctx.dof)), None, None, None
+        return _keep_dims(ctx, grad) * centred * 2 / ctx.dof, None, None, None
 
 
 class Std(Function):
@@ -165,27 +167,24 @@ class Std(Function):
     def forward(ctx, a, dim=None, correction=1, keepdim=False):
         _check_float(a)
         _setup(ctx, a, dim, keepdim)
-        ctx.dof = _degrees_of_freedom(ctx, a, correction)
-        with np.errstate(invalid="ignore"):
-            out = Tensor._wrap(np.asarray(np.sqrt(_squared_deviations(a, ctx) * _inverse(ctx.dof)), dtype=a._data.dtype))
+        ctx.dof = _degrees_of_freedom(ctx, a, correction, "std")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = Tensor._wrap(np.asarray(np.sqrt(_squared_deviations(a, ctx) / ctx.dof), dtype=a._data.dtype))
         ctx.save_for_backward(a, out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
+        out = _keep_dims(ctx, out)
         centred = a - a.mean(ctx.dims, keepdim=True)
-        return _keep_dims(ctx, grad) * centred * _inverse(ctx.dof) / _keep_dims(ctx, out), None, None, None
+        scale = (_keep_dims(ctx, grad) / out).masked_fill(Tensor._wrap(out._data == 0), 0)  # 0 at std = 0, as PyTorch
+        return centred * scale / ctx.dof, None, None, None
 
 
 def _check_float(a: Tensor) -> None:
     if a._data.dtype.kind != "f":
         raise RuntimeError(f"std and var only support floating point and complex dtypes (got {a.dtype}): call .float() first")
-
-
-def _inverse(dof: float) -> float:
-    """1 / dof; with no degrees of freedom the result is inf or NaN, as in PyTorch, not a Python error."""
-    return 1 / dof if dof else math.inf
 
 
 def _squared_deviations(a: Tensor, ctx) -> np.ndarray:
