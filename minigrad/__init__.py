@@ -17,7 +17,9 @@ from minigrad.creation import (
     arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
     rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
-from minigrad.functional_ops import argmax, cat, clamp, log_softmax, matmul, maximum, softmax, stack, where
+from minigrad.functional_ops import (
+    argmax, cat, clamp, log_softmax, matmul, maximum, softmax, stack, where, write_out as _write_out,
+)
 from minigrad import autograd, data, nn, optim
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
 from minigrad.serialization import load, save
@@ -26,8 +28,9 @@ __version__ = "0.1.0"
 
 
 def _tensor_function(name: str):
-    def fn(input: Tensor, *args, **kwargs):
-        return getattr(input, name)(*args, **kwargs)
+    def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
+        result = getattr(input, name)(*args, **kwargs)
+        return result if out is None else _write_out(name, result, out)
 
     fn.__name__ = name
     fn.__doc__ = f"``minigrad.{name}(t, ...)`` is ``t.{name}(...)``."
@@ -41,6 +44,6 @@ for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "me
               "sin", "cos", "tan", "sinh", "cosh", "log1p", "expm1", "sign", "mm", "mv", "bmm", "t",
               "prod", "cumsum", "norm", "std", "var", "logsumexp", "chunk", "split", "unbind", "gather",
               "scatter_add", "masked_fill", "index_select", "flip", "roll", "tril", "triu", "topk", "sort",
-              "isclose", "allclose", "equal"):
+              "isclose", "allclose", "equal", "add", "sub", "mul", "div"):
     globals()[_name] = _tensor_function(_name)
 del _name

@@ -1,7 +1,12 @@
-"""Top-level functions that combine several tensors: cat, stack, where, maximum."""
+"""Top-level functions that combine several tensors (cat, stack, where, maximum), and ``out=``."""
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
+
+import numpy as np
+
+from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 
 from minigrad.ops import elementwise, linalg, reduction, shape, softmax as _softmax
 from minigrad.tensor import Tensor, _operand
@@ -23,8 +28,9 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
     return elementwise.Maximum.apply(input, _operand(other))
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:
-    return linalg.matmul(input, other)
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    result = linalg.matmul(input, other)
+    return result if out is None else write_out("matmul", result, out)
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
@@ -41,3 +47,34 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return reduction.argmax(input, dim, keepdim)
+
+
+def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:
+    """PyTorch's ``out=``: write ``result`` into ``out`` (resized if its shape differs) and return ``out``.
+
+    Writing into an existing tensor is not differentiable, so, as in PyTorch, it
+    is refused when gradients are being recorded for any of the tensors involved.
+    """
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{name}(): minigrad supports out= only for functions that return one tensor")
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic differentiation, but one "
+            "of the arguments requires grad. Drop out= (use the returned tensor) or compute under no_grad()."
+        )
+    if not np.can_cast(result._data.dtype, out._data.dtype, "same_kind"):
+        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type {out.dtype}")
+    if out.shape != result.shape:
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(out.shape)}, which "
+                f"does not match the required output shape {list(result.shape)}.",
+                UserWarning,
+                stacklevel=3,
+            )
+        out._data = np.empty(result.shape, dtype=out._data.dtype)
+    with no_grad():
+        out.copy_(result)
+    return out

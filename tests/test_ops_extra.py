@@ -765,3 +765,26 @@ def test_edge_gradients_match_torch(name):
     for m, t_ in zip(mv + mg, tv + tg):
         assert m.shape == t_.shape
         np.testing.assert_allclose(m, t_, rtol=tol, atol=tol)
+
+
+# -- out= (PyTorch's tensors tutorial writes torch.mul(t, t, out=z) and torch.matmul(t, t.T, out=y)) ----
+@pytest.mark.parametrize("lib", LIBS, ids=lambda L: L.__name__)
+def test_out_argument(lib):
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
+    z = lib.rand_like(x)
+    assert lib.mul(x, x, out=z) is z and z.tolist() == [[1.0, 4.0], [9.0, 16.0]]
+    y = lib.zeros(0)
+    assert lib.matmul(x, x.T, out=y) is y and y.tolist() == [[5.0, 11.0], [11.0, 25.0]]
+    d = lib.zeros(2, 2, dtype=lib.float64)
+    assert lib.add(x, 1, out=d).dtype == lib.float64 and d.tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    s = lib.zeros(2)
+    assert lib.sin(lib.zeros(2), out=s) is s and lib.sum(x, 0, out=s).tolist() == [4.0, 6.0]
+    with pytest.warns(UserWarning, match="resized"):
+        lib.mul(x, x, out=lib.zeros(3))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        lib.mul(x, x, out=lib.zeros(2, 2, dtype=lib.int64))
+    w = lib.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        lib.mul(w, x, out=lib.zeros(2, 2))
+    with lib.no_grad():
+        assert lib.mul(w, x, out=z) is z
