@@ -224,47 +224,136 @@ def run_all_cells(page) -> dict:
     pytest.fail(f"the notebook did not finish within {RUN_ALL_TIMEOUT} s: {state}")
 
 
+# A projector: a 1280x720 window at 150% zoom is a 853x480 CSS-pixel page at 1.5 device pixels each.
+PROJECTOR = {"viewport": {"width": 853, "height": 480}, "device_scale_factor": 1.5}
+MIN_TEXT_PX = 12
+
+# Counts the dashboard's frames as they arrive: each update replaces its output with a new view.
+COUNT_FRAMES = """() => {
+    window.mgFrames = [];
+    new MutationObserver(mutations => {
+        for (const m of mutations) for (const n of m.addedNodes) {
+            const view = n.nodeType === 1 && (n.matches('.mg-dashboard') ? n : n.querySelector('.mg-dashboard'));
+            if (view) window.mgFrames.push(view.querySelector('.mg-status').textContent);
+        }
+    }).observe(document.body, {childList: true, subtree: true});
+}"""
+# The smallest text of every drawn graph, in CSS pixels as shown (its font size times the SVG's scale).
+GRAPH_TEXT = """() => [...document.querySelectorAll('.minigrad-graph svg')].map(svg => {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale);
+    return Math.min(...sizes);
+})"""
+# Outputs wider than their cell (what makes a horizontal scrollbar appear).
+OVERFLOWING = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
+    .filter(o => o.scrollWidth > o.clientWidth + 1)
+    .map(o => o.textContent.slice(0, 60))"""
+
+
 def test_notebook_in_jupyterlab(notebook, browser, jupyter, capsys):  # cheapest skips first
     base, token, name = jupyter
-    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page = browser.new_page(**PROJECTOR)
     page.set_default_timeout(WAIT_MS)
-    screenshot = ARTIFACTS / f"{Path(name).stem}.png"
+    stem = Path(name).stem
+    shots = []
     try:
         page.goto(f"{base}/lab/tree/{name}?token={token}&reset")
         wait_for_kernel(page)
-        check_notebook(page)
+        page.evaluate("window.jupyterapp.commands.execute('application:toggle-left-area')")  # as a lecturer would
+        check_notebook(page, lambda what: shots.append(shoot(page, f"{stem}-{what}")))
+        check_reopened(page, base, token, name)
     finally:  # on failure too: the picture shows what went wrong
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(screenshot))
+        shots.append(shoot(page, f"{stem}-last"))
         page.close()
         with capsys.disabled():
-            print(f"\nscreenshot: {screenshot}")
+            print("\nscreenshots: " + ", ".join(map(str, shots)))
 
 
-def check_notebook(page) -> None:
+def shoot(page, what: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{what}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def check_notebook(page, shoot) -> None:
+    page.evaluate(COUNT_FRAMES)
     state = run_all_cells(page)
     assert not state["errors"], "cells raised: " + "; ".join(state["errors"])
     assert state["pending"] == 0 and state["cells"] > 0
 
-    # The graph: a PNG output that loaded.
-    graph = visible(page.locator(".jp-OutputArea-output.jp-RenderedImage img").first, "draw_graph picture (PNG output)")
-    assert graph.evaluate("img => img.naturalWidth") > 100
+    # Every graph readable as shown, nothing wider than its cell.
+    graph = visible(page.locator(".minigrad-graph svg").first, "draw_graph picture (SVG output)")
+    smallest = page.evaluate(GRAPH_TEXT)
+    assert smallest and min(smallest) >= MIN_TEXT_PX, f"graph text shown at {min(smallest):.1f} px"
+    assert not page.evaluate(OVERFLOWING), f"outputs wider than the cell: {page.evaluate(OVERFLOWING)}"
+
+    # The dashboard showed the network learning, not just the end.
+    frames = page.evaluate("window.mgFrames")
+    assert len(set(frames)) >= 12, f"the dashboard showed {len(set(frames))} frames: {frames}"
+    dashboard = page.locator(".mg-dashboard").first
+    dashboard.scroll_into_view_if_needed()
+    shoot("dashboard")
+    box, cell = dashboard.bounding_box(), page.locator(".jp-OutputArea-output", has=dashboard).first.bounding_box()
+    assert box["width"] <= cell["width"] + 1 and box["height"] <= PROJECTOR["viewport"]["height"], \
+        "the dashboard (status, charts and boundary) does not fit on the projected screen"
+
     # The stepper: the only widget with a play button; its box holds the slider and the picture.
     assert "Error displaying widget" not in page.locator(".jp-Notebook").inner_text()
-    stepper = visible(page.locator(".jp-OutputArea-output .widget-vbox", has=page.locator(".widget-play")).first,
+    stepper = visible(page.locator(".jp-OutputArea-output .widget-vbox", has=page.locator("button", has_text="play")).first,
                       "BackwardStepper widget (a box with a play button)")
-    picture = visible(stepper.locator(".widget-image"), "picture in the BackwardStepper")
-    page.wait_for_function("img => img.naturalWidth > 100", arg=picture.element_handle(), timeout=WAIT_MS)
+    stepper.scroll_into_view_if_needed()
+    picture = visible(stepper.locator(".widget-html svg").first, "picture in the BackwardStepper")
     readout = stepper.locator(".widget-readout")
-    assert readout.inner_text().strip() == "0"
-    assert "Step 1 of" in stepper.inner_text()
+    assert readout.inner_text().strip() == "1" and "Step 1 of" in stepper.inner_text()
+    shoot("stepper")
 
-    # Move the slider one step: the kernel redraws the graph with the next node highlighted.
-    before = picture.get_attribute("src")
-    stepper.locator(".noUi-handle").focus()
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function("([img, src]) => img.getAttribute('src') !== src",
-                           arg=[picture.element_handle(), before], timeout=WAIT_MS)
-    assert readout.inner_text().strip() == "1"
+    def changes(action, what: str) -> None:
+        before = stepper.locator(".widget-html").first.inner_html()
+        action()
+        try:
+            page.wait_for_function("([el, html]) => el.innerHTML !== html",
+                                   arg=[stepper.locator(".widget-html").first.element_handle(), before], timeout=WAIT_MS)
+        except Exception:  # noqa: BLE001  (a timeout: say which action did nothing)
+            pytest.fail(f"the stepper's picture did not change after {what}")
+
+    # The keyboard: one step right.
+    changes(lambda: (stepper.locator(".noUi-handle").focus(), page.keyboard.press("ArrowRight")), "ArrowRight")
+    assert readout.inner_text().strip() == "2"
     visible(stepper.get_by_text("Step 2 of", exact=False), "text 'Step 2 of' in the stepper after moving its slider")
+    # The mouse: drag the handle to the far right.
+    handle, track = stepper.locator(".noUi-handle").bounding_box(), stepper.locator(".noUi-base").bounding_box()
+
+    def drag() -> None:
+        page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(track["x"] + track["width"] + 20, handle["y"] + handle["height"] / 2, steps=8)
+        page.mouse.up()
+
+    changes(drag, "dragging the slider")
+    last = readout.inner_text().strip()
+    assert int(last) > 2, f"dragging to the end left the slider at {last}"
+    # Play: from the start, the picture moves on by itself.
+    changes(lambda: (stepper.locator(".noUi-handle").focus(), page.keyboard.press("Home")), "the Home key")
+    assert readout.inner_text().strip() == "1"
+    play = stepper.locator("button", has_text="play")
+    changes(play.click, "pressing play")
+    assert "Play the backward pass" in (play.get_attribute("title") or ""), "play has no tooltip"
+    stop = stepper.locator("button", has_text="stop")
+    assert stop.get_attribute("title"), "stop has no tooltip"
+    stop.click()
+    shoot("stepper-played")
     graph.scroll_into_view_if_needed()
+
+
+def check_reopened(page, base: str, token: str, name: str) -> None:
+    """Save, restart the kernel, reload: the stepper's widget is gone, its static picture is shown."""
+    page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+    time.sleep(2)
+    for kernel in api(base, token, "/api/kernels"):
+        api(base, token, f"/api/kernels/{kernel['id']}/restart", method="POST")
+    page.reload()
+    wait_for_kernel(page)
+    static = visible(page.locator("[class$='-static'] svg").first, "static picture of the stepper after a reload")
+    static.scroll_into_view_if_needed()
+    shoot(page, f"{Path(name).stem}-reopened")

@@ -269,7 +269,13 @@ def test_stepper_widget_follows_its_slider():
     stepper.widget  # builds the widget and shows step 1
     n = len(stepper.states)
     assert (stepper.slider.min, stepper.slider.max, stepper.play.min, stepper.play.max) == (1, n, 1, n)
-    assert stepper.play.tooltip and stepper.slider.tooltip
+    start, stop = stepper.widget.children[0].children[1:3]
+    assert stepper.slider.tooltip and "Play the backward pass" in start.tooltip and stop.tooltip
+    stepper.slider.value = n
+    start.click()  # at the end, play starts again from step 1
+    assert stepper.play.playing and stepper.slider.value == 1
+    stop.click()
+    assert not stepper.play.playing
     picture = stepper.picture
     geometry = dict(picture.boxes)
     seen = set()

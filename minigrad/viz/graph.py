@@ -208,7 +208,7 @@ class GraphPicture:
         parts = [_svg_open(self.width, self.height, self.font),
                  "<defs><marker id='mg-arrow' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='7' "
                  "markerHeight='7' orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='#777'/>"
-                 "</marker></defs>"]
+                 "</marker></defs><g transform='translate(3 3)'>"]  # room for the widest border
         for points in self.edges.values():
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
             parts.append(f"<polyline class='edge' points='{path}' fill='none' stroke='#777' stroke-width='2' "
@@ -227,7 +227,7 @@ class GraphPicture:
             for i, line in enumerate(lines):
                 parts.append(f"<text x='{box.x:.1f}' y='{top + i * line_height:.1f}' text-anchor='middle' "
                              f"dominant-baseline='central'{weight}>{html.escape(line)}</text>")
-        parts.append("</svg>")
+        parts.append("</g></svg>")
         self.svg = "".join(parts)
         return self.svg
 
@@ -397,7 +397,7 @@ def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int 
                               point(above_b, corridor), point(above_b, b_c), point(b_start, b_c)]
     along_total = starts[-1] + thickness[-1]
     width, height = (cross_total, along_total) if tb else (along_total, cross_total)
-    return boxes, arrows, width + 2, height + 2  # + the border's half width on each side
+    return boxes, arrows, width + 6, height + 6  # + room for the widest border on each side
 
 
 def draw_summary(nodes: Sequence[Node], edges: Sequence[tuple], why: str = "too large",

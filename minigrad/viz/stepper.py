@@ -143,9 +143,15 @@ class BackwardStepper:
             import ipywidgets as widgets
 
             n = len(self.states)
-            self.play = widgets.Play(min=1, max=n, interval=self.interval_ms, description="play",
-                                     tooltip=f"Play the backward pass: one node every {self.interval_ms / 1000:g} s. "
-                                             "The square stops it; the loop arrow repeats it.")
+            # The browser animates a Play widget by itself; ipywidgets 8 shows no tooltips on its
+            # buttons, so it stays hidden behind two labelled buttons that have them.
+            self.play = widgets.Play(min=1, max=n, interval=self.interval_ms, layout=widgets.Layout(display="none"))
+            start = widgets.Button(description="play", icon="play", layout=widgets.Layout(width="auto"),
+                                   tooltip=f"Play the backward pass, one node every {self.interval_ms / 1000:g} s")
+            stop = widgets.Button(description="stop", icon="stop", layout=widgets.Layout(width="auto"),
+                                  tooltip="Stop playing (the slider stays where it is)")
+            start.on_click(lambda _: self._start())
+            stop.on_click(lambda _: setattr(self.play, "playing", False))
             self.slider = widgets.IntSlider(min=1, max=n, description="step", continuous_update=False,
                                             tooltip="Drag, or click and use the arrow keys, to move one node at a time")
             widgets.jslink((self.play, "value"), (self.slider, "value"))
@@ -153,9 +159,14 @@ class BackwardStepper:
             self.image = widgets.HTML(layout=widgets.Layout(min_height=f"{self._height()}px"))
             self.panel = widgets.HTML()
             self.slider.observe(lambda change: self.show(change["new"]), names="value")
-            self._widget = widgets.VBox([widgets.HBox([self.play, self.slider]), self.image, self.panel])
+            self._widget = widgets.VBox([widgets.HBox([self.play, start, stop, self.slider]), self.image, self.panel])
             self.show(1)
         return self._widget
+
+    def _start(self) -> None:
+        if self.slider.value == self.slider.max:  # at the end: play again from the start
+            self.play.value = self.slider.value = 1
+        self.play.playing = True
 
     def _height(self) -> int:
         return int(getattr(self.picture, "height", 0)) + 4
