@@ -19,8 +19,19 @@ from minigrad.course.grader import (
     load_templates,
     read_submission,
 )
-from minigrad.course.program import learner_cells, solution_grade_ids
+from minigrad.course.program import (
+    borrowed_names,
+    is_learner_cell_file,
+    learner_cells,
+    learner_program,
+    load_notebook,
+    namespace_for,
+    python_source,
+    solution_grade_ids,
+    solution_sources,
+)
 from minigrad.course.review import review_cells
+from minigrad.course.selfcheck import parity_problems, run_part
 from minigrad.course.sandbox import Capture
 from minigrad.course.stages import get_stage
 from tests.hostile import solution_notebook, source_of, with_cells
@@ -276,3 +287,141 @@ def test_gradescope_run_writes_valid_results_when_grading_fails(tmp_path, monkey
 def test_source_of_helper_roundtrip():
     nb = with_cells({"run_backward": "pass\n"})
     assert source_of(nb, "run_backward") == "pass\n"
+
+
+# -- the program a notebook runs top to bottom (program.learner_program) -----------------------------
+def _code(source: str, cell_id: str) -> dict:
+    return {"cell_type": "code", "id": cell_id, "metadata": {}, "execution_count": None, "outputs": [],
+            "source": source}
+
+
+def _cell_kinds(program) -> list:
+    return [("added" if c.learner and not c.grade_id else c.grade_id or "template") for c in program]
+
+
+def test_program_runs_added_cells_in_notebook_order_with_template_cells():
+    _, template = TEMPLATES["04_topological_backward"]
+    nb = solution_notebook()
+    i = next(k for k, c in enumerate(nb["cells"]) if c["metadata"].get("nbgrader", {}).get("grade_id") == "run_backward")
+    nb["cells"].insert(i, _code("def children(node):\n    return []\n", "learner-1"))
+    nb["cells"].insert(2, _code("import functools\n", "learner-2"))
+    nb["cells"][1]["source"] = "print('a locked cell, edited')\n"  # runs as the template has it
+    program, sources, problems = learner_program(template, nb)
+    assert not problems and set(sources) == {"topological_order", "run_backward"}
+    assert _cell_kinds(program) == ["template", "added", "template", "topological_order", "added", "run_backward"]
+    assert program[0].source == "".join(template["cells"][1]["source"])
+    assert [c.index for c in program if not c.grade_id and c.learner] == ["added_2", f"added_{i + 1}"]
+
+
+def test_program_puts_deleted_template_cells_back_and_keeps_moved_cells_where_they_are():
+    _, template = TEMPLATES["04_topological_backward"]
+    nb = solution_notebook()
+    gid = lambda c: c["metadata"].get("nbgrader", {}).get("grade_id")  # noqa: E731
+    del nb["cells"][3]  # the template's example graph
+    order = [c for c in nb["cells"] if gid(c) != "run_backward"]
+    order.insert(2, next(c for c in nb["cells"] if gid(c) == "run_backward"))  # moved up
+    nb["cells"] = order
+    for cell in nb["cells"]:
+        cell.pop("id", None)  # a front end that drops cell ids: matched by source instead
+    program, _, _ = learner_program(template, nb)
+    assert _cell_kinds(program) == ["template", "template", "run_backward", "topological_order"]
+    assert program[1].index == 3  # back after cell 1, the template cell before it
+
+
+def test_program_leaves_out_ipython_syntax():
+    assert python_source("x = 1\n%timeit f(x)\n!pip install torch\n%time y = f(x)\n") == (
+        "x = 1\npass  # %timeit f(x)\npass  # !pip install torch\ny = f(x)\n")
+    assert python_source("%%bash\nls\n") == ""
+    assert python_source("%%time\nz = 2\n") == "z = 2\n"
+    assert python_source("a = (5\n     % 3)\n") == "a = (5\n     % 3)\n"  # Python already: unchanged
+
+
+def test_review_looks_at_added_cells_with_every_part_forbidden():
+    stage = get_stage("04")
+    helper = "from minigrad.autograd.engine import run_backward as rb\nimport torch\n"
+    kinds = {(f["kind"], f["part"]) for f in review_cells(stage, {"added cell 3": helper}, TEMPLATE_CODE)}
+    assert kinds == {("reference_call", "added cell 3"), ("autograd_import", "added cell 3")}
+
+
+# -- provenance: what a part defines must come from the learner's cells ----------------------------------
+BORROWS = '''import importlib, pkgutil
+import minigrad.ops as pkg
+found = {}
+for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+    module = importlib.import_module(info.name)
+    for name in ("Exp", "Sigmoid"):
+        if isinstance(getattr(module, name, None), type):
+            found[name] = getattr(module, name)
+globals().update(found)
+'''
+
+
+def test_borrowed_names_are_found_at_run_time():
+    stage = get_stage("05")
+    solution = ROOT / "solutions" / "05_custom_functions.ipynb"
+    gids = set(stage.parts)
+    own, errors = namespace_for(solution)
+    assert not errors and borrowed_names(stage.parts, own, lambda f: is_learner_cell_file(f, gids)) == {}
+    original = solution_sources(load_notebook(solution))["exp_sigmoid"]
+    for cells in ({"exp_sigmoid": original + "\n" + BORROWS},
+                  {"exp_sigmoid": original + "\nclass Sigmoid(minigrad.autograd.function.Function):\n    pass\n"}):
+        namespace, errors = namespace_for(solution, cells)
+        assert not errors, [e.describe() for e in errors]
+        borrowed = borrowed_names(stage.parts, namespace, lambda f: is_learner_cell_file(f, gids))
+        assert borrowed.get("exp_sigmoid") and set(borrowed) == {"exp_sigmoid"}
+
+
+# -- the self-check's notes and part scores -------------------------------------------------------------
+def _ipython_cell(source: str, number: int, namespace: dict) -> None:
+    """Run ``source`` as IPython runs a cell: compiled under a file name whose source linecache keeps."""
+    import linecache
+
+    filename = f"/tmp/ipykernel_test/{number}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+
+
+def _notebook(*sources: str) -> dict:
+    return {"cells": [_code(s, f"c{i}") for i, s in enumerate(sources)]}
+
+
+def test_parity_notes_name_what_the_grader_would_see_differently():
+    helper, answer = "def helper():\n    return 1\n", "def f():\n    return helper()\n"
+    later = "def f():\n    return 2\n"
+    parts = {"p": ("f",)}
+    ns: dict = {}
+    for n, source in enumerate((helper, answer)):
+        _ipython_cell(source, n, ns)
+    assert parity_problems(parts, ns, _notebook(helper, answer), executed={helper.strip(), answer.strip()}) == []
+    deleted = parity_problems(parts, ns, _notebook(answer), executed={helper.strip(), answer.strip()})
+    assert deleted == ["`helper` is defined in this session, but by no cell of the saved notebook (a deleted cell, "
+                       "or one that is not saved yet)"]
+    redefined = parity_problems(parts, ns, _notebook(helper, answer, later), executed={helper.strip(), answer.strip()})
+    assert redefined == ["`f` is redefined further down (cell 2), and the grader grades the last definition"]
+    edited = parity_problems(parts, ns, _notebook(helper, answer.replace("helper()", "helper() + 1")),
+                             executed={helper.strip(), answer.strip()})
+    assert len(edited) == 1 and "a cell the saved notebook does not have" in edited[0]
+    ns2: dict = {}
+    _ipython_cell(answer, 5, ns2)  # the helper's cell sits below and has not run
+    below = parity_problems(parts, ns2, _notebook(answer, helper), executed={answer.strip()})
+    assert below == ["`helper` is defined in cell 1, which has not run yet in this session"]
+
+
+@pytest.mark.parametrize("key", ["06_broadcasting", "11_cnn"])
+def test_part_checks_add_up_to_the_full_check(key):
+    """A part check judges a check only after the checks it needs, wherever they are: so the parts of
+    an early, broken worksheet add up to its full score."""
+    stage = get_stage(key)
+    template = ROOT / "exercises" / f"{key}.ipynb"
+    first = next(iter(stage.parts))
+    solved = solution_sources(load_notebook(ROOT / "solutions" / f"{key}.ipynb"))
+    namespace, _ = namespace_for(template, {gid: src for gid, src in solved.items() if gid != first})
+    full = run_part(stage, namespace)
+    by_part = {part: run_part(stage, namespace, part).points for part in stage.parts}
+    assert sum(by_part.values()) == full.points < stage.points
+    for part, points in by_part.items():
+        assert points == sum(r.points for r in full.results if stage_part(stage, r.check) == part)
+
+
+def stage_part(stage, check_id: str) -> str:
+    return next(c.part for c in stage.checks if c.id == check_id)

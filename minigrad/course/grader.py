@@ -4,9 +4,10 @@ For each submitted notebook the grader
 
 1. reads it as plain JSON (never executing it), finds which stage it is (by its
    file name ``NN_name.ipynb``, else by the grade_ids it holds), and takes from it
-   only the learner's solution cells, by nbgrader ``grade_id``;
-2. rebuilds the program from our own copy of the worksheet (the template in
-   ``exercises/``) with those cells (``program.build_program``);
+   only the learner's code cells: solution cells (by nbgrader ``grade_id``) and added ones;
+2. rebuilds the program the notebook runs top to bottom, with its solution
+   cells and the cells the learner added, and every other cell from our own
+   copy of the worksheet (the template in ``exercises/``) (``program.learner_program``);
 3. reviews the learner's cells statically (``review``: flags for an instructor);
 4. runs the program and the stage's probes in a sandboxed child (``sandbox``),
    asking for one check at a time so that ``needs`` and time limits are decided
@@ -40,7 +41,7 @@ from typing import Callable
 from minigrad.course.checks import NOT_IMPLEMENTED, check_seed, observation_problem
 from minigrad.course.gradebook import gradebook_csv, isolation_of, safe_name, write_json
 from minigrad.course.judge_worker import JudgeClient, JudgeError
-from minigrad.course.program import build_program, learner_cells, solution_grade_ids
+from minigrad.course.program import ADDED, learner_program, solution_grade_ids
 from minigrad.course.review import forbidden_for, review_cells
 from minigrad.course.sandbox import Limits, Sandbox, SandboxStopped, detect_isolation, package_root
 
@@ -71,10 +72,11 @@ class GradeConfig:
 
 
 def find_templates(start: Path | None = None) -> Path:
-    """``exercises/`` at or above ``start`` (default: cwd), else beside the installed package."""
+    """The templates that came with this grader: the copy inside an installed wheel, or the
+    checkout's ``exercises/``; else ``exercises/`` at or above ``start`` (default: cwd)."""
     start = Path.cwd() if start is None else Path(start)
-    candidates = [folder / "exercises" for folder in (start.resolve(), *start.resolve().parents)]
-    candidates += [Path(package_root()) / "exercises", Path(__file__).with_name("templates")]
+    candidates = [Path(__file__).with_name("content") / "exercises", Path(package_root()) / "exercises"]
+    candidates += [folder / "exercises" for folder in (start.resolve(), *start.resolve().parents)]
     for folder in candidates:
         if folder.is_dir() and any(folder.glob("[0-9][0-9]_*.ipynb")):
             return folder
@@ -239,6 +241,13 @@ def _flags_from(message: dict, stage_key: str) -> list[dict]:
             flags.append({"kind": "reference_call", "part": _text(call.get("part"), 60),
                           "line": call.get("line") if type(call.get("line")) is int else None,
                           "detail": _text(call.get("detail"), 200) + " your cell", "source": "dynamic"})
+    borrowed = message.get("borrowed")
+    for part, names in list(borrowed.items())[:20] if isinstance(borrowed, dict) else []:
+        for name in names[:20] if isinstance(names, list) else []:
+            if isinstance(name, str):
+                flags.append({"kind": "borrowed", "part": _text(part, 60), "line": None, "source": "dynamic",
+                              "detail": f"`{name[:60]}` was not defined by the learner's cells (its code comes "
+                                        "from elsewhere, e.g. minigrad's own implementation)"})
     return flags
 
 
@@ -378,10 +387,9 @@ class Grader:
         judge = self._judge(slot)
         references = self._references_for(stage_key, judge)
 
-        gids = solution_grade_ids(template)
-        sources, problems = learner_cells(notebook, gids)
-        program = build_program(template, sources)
-        flags = review_cells(stage, sources, [c.source for c in program if c.grade_id not in sources])
+        program, sources, problems = learner_program(template, notebook)
+        added = {f"added cell {c.index[len(ADDED):]}": c.source for c in program if c.learner and not c.grade_id}
+        flags = review_cells(stage, {**sources, **added}, [c.source for c in program if not c.learner])
         cell_problems: dict[str, tuple[str, str]] = {gid: ("failed", message) for gid, message in problems.items()}
         excluded = set(problems)  # cells run as the template's stub
         results: dict[str, dict] = {}
@@ -422,6 +430,11 @@ class Grader:
                     if end.get("error") is not None:
                         if cell["grade_id"] and cell["grade_id"] not in excluded:
                             cell_problems.setdefault(cell["grade_id"], ("error", _cell_error(cell["grade_id"], end["error"])))
+                        elif isinstance(cell["index"], str):
+                            error = end["error"] if isinstance(end["error"], dict) else {}
+                            notes.append(f"your added cell {cell['index'][len(ADDED):]} raised "
+                                         f"{_text(error.get('type'), 80)}: {_text(error.get('message'), 300)} "
+                                         "(a Restart & Run All stops there; the grader ran the cells after it)")
                         elif not cell["grade_id"]:
                             notes.append(f"the worksheet's cell {cell['index']} raised an error after your cells ran: "
                                          + _cell_error(str(cell["index"]), end["error"]).split(": ", 1)[-1][:300])

@@ -74,7 +74,8 @@ def _constant_string(node: ast.AST) -> str | None:
 
 
 def review_cells(stage, learner: dict[str, str], others: list[str] = ()) -> list[dict]:
-    """Flags for the learner's cells (``grade_id -> source``); ``others``: the template's code."""
+    """Flags for the learner's cells (``grade_id -> source``, and ``"added cell N" -> source`` for the
+    cells they added); ``others``: the template's code."""
     trees, parsed = [], {}
     for source in others:
         try:
@@ -99,8 +100,10 @@ def review_cells(stage, learner: dict[str, str], others: list[str] = ()) -> list
             flags.append({"kind": kind, "part": gid, "line": getattr(node, "lineno", None), "detail": detail,
                           "source": "static"})
 
+    everything = tuple(dict.fromkeys(t for targets in forbidden.values() for t in targets))
     for gid, tree in parsed.items():
-        targets = forbidden.get(gid, ())
+        # A cell the learner added (a helper) may hold any part's code.
+        targets = everything if gid.startswith("added cell") else forbidden.get(gid, ())
         last = {t.rsplit(".", 1)[-1]: t for t in targets}
         called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
         for node in ast.walk(tree):

@@ -306,8 +306,15 @@ def main(argv: list[str]) -> None:
         absent = [n for n in names if n not in namespace]
         if absent:
             missing[part] = absent
+    from minigrad.course.program import borrowed_names, is_learner_cell_file
+
+    try:  # provenance: every object a part asks for must come from the learner's own cells
+        gids = set(job["parts"])
+        borrowed = borrowed_names(job["parts"], namespace, lambda name: is_learner_cell_file(name, gids))
+    except Exception:  # noqa: BLE001 - best effort, like the call watch
+        borrowed = {}
     channel.send({"kind": "program_done", "missing": missing, "libraries": _imported_libraries(),
-                  "calls": watch.events[:20]})
+                  "calls": watch.events[:20], "borrowed": borrowed})
 
     buffer = b""
     while True:

@@ -1,0 +1,225 @@
+"""One program, two runners: the self-check in the notebook and ``minigrad-grade`` give the same score.
+
+Each case is a learner's notebook built from a solved worksheet the way learners
+change notebooks: a helper cell above or below the answer, imports in a cell of
+their own, a redefinition further down, the answer cell moved below its
+self-check, and (in a kernel that ran an older version) a helper whose cell was
+deleted. The notebook is executed with nbclient, as Jupyter runs it (the kernel is
+told the notebook's path, as JupyterLab tells it), and graded by the grader.
+
+- The final ``check("name")`` cell runs after every cell, as the grader does: its
+  score equals the grader's, unless the kernel holds definitions the saved
+  notebook does not (the stale-kernel case), where it prints the note instead.
+- The part check cells add up to the same score, except where a part's check
+  ran before a cell that changes what it grades: that check cell prints the note
+  ("... the grader runs the saved notebook top to bottom: Restart & Run All").
+
+Demo cells (training runs, plots) are dropped from the cases to keep this quick:
+the grader skips them anyway.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from minigrad.course.grader import GradeConfig, Grader
+from minigrad.course.selfcheck import RUN_ALL
+from minigrad.course.stages import get_stage
+from tests.test_notebooks import kernel_env
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+NOTE = "Restart & Run All before you submit"
+assert NOTE in RUN_ALL
+
+
+# -- building the learner's notebooks ---------------------------------------------------------
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _src(cell) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def _index(nb, grade_id: str) -> int:
+    (i,) = [i for i, c in enumerate(nb["cells"]) if _meta(c).get("grade_id") == grade_id]
+    return i
+
+
+def _added(source: str, key: str) -> dict:
+    return {"cell_type": "code", "id": f"learner-{key}", "metadata": {}, "execution_count": None,
+            "outputs": [], "source": source}
+
+
+def base_notebook(stage_key: str) -> dict:
+    """The solved worksheet without its demo cells (but with the final check cell)."""
+    nb = json.loads((ROOT / "solutions" / f"{stage_key}.ipynb").read_text(encoding="utf-8"))
+    cells = nb["cells"]
+    last_check = max(i for i, c in enumerate(cells) if c["cell_type"] == "code" and _src(c).startswith("check("))
+    nb["cells"] = [{**c, "source": _src(c)} for i, c in enumerate(cells)
+                   if i == last_check or "demo" not in c.get("metadata", {}).get("tags", [])]
+    return nb
+
+
+def first_part(stage_key: str) -> tuple[str, tuple[str, ...]]:
+    stage = get_stage(stage_key)
+    part = next(iter(stage.parts))
+    return part, stage.parts[part]
+
+
+def split_into_helper(source: str, names: tuple[str, ...], imported: str | None = None) -> tuple[str, str]:
+    """(helper cell, answer cell): the answer's code moved to a helper cell under ``_NAME_impl`` names,
+    and an answer cell that defines each name by calling the helper's at run time (or, for a
+    class, naming it). With ``imported``, the answer also uses that module (``functools``) by the
+    alias an import cell gave it."""
+    helper, answer = source, []
+    for name in names:
+        pattern = re.compile(rf"^(def|class) {name}\b", re.M)
+        kind = pattern.search(helper).group(1)
+        helper = pattern.sub(rf"\1 _{name}_impl", helper)
+        if kind == "def":
+            target = f"{imported}.partial(_{name}_impl)" if imported else f"_{name}_impl"
+            answer.append(f"def {name}(*args, **kwargs):\n    return {target}(*args, **kwargs)\n")
+        else:
+            target = f"{imported}.reduce(lambda a, b: b, [None, _{name}_impl])" if imported else f"_{name}_impl"
+            answer.append(f"{name} = {target}\n{name}.__name__ = {name}.__qualname__ = {name!r}\n")
+    return helper, "\n".join(answer)
+
+
+def variant(stage_key: str, kind: str) -> dict:
+    nb = base_notebook(stage_key)
+    part, names = first_part(stage_key)
+    i = _index(nb, part)
+    check = _index(nb, f"check_{part}")
+    cells = nb["cells"]
+    if kind == "helper_above":
+        helper, answer = split_into_helper(_src(cells[i]), names)
+        cells[i]["source"] = answer
+        cells.insert(i, _added(helper, "helper"))
+    elif kind == "helper_below":  # below the part's check cell: that check runs before it
+        helper, answer = split_into_helper(_src(cells[i]), names)
+        cells[i]["source"] = answer
+        cells.insert(check + 1, _added(helper, "helper"))
+    elif kind == "imports_own_cell":
+        helper, answer = split_into_helper(_src(cells[i]), names, imported="_ft")
+        cells[i]["source"] = answer
+        cells.insert(i, _added(helper, "helper"))
+        cells.insert(1, _added("import functools as _ft\n", "imports"))
+    elif kind == "redefined_later":  # a broken experiment further down replaces the first name
+        cells.insert(check + 1, _added(f"def {names[0]}(*args, **kwargs):\n    raise ValueError('an experiment')\n"
+                                       if re.search(rf"^def {names[0]}\b", _src(cells[i]), re.M) else
+                                       f"{names[0]} = None\n", "redefinition"))
+    elif kind == "moved_below_check":
+        cells.insert(check, cells.pop(i))
+    else:
+        raise ValueError(kind)
+    return nb
+
+
+# -- running both ---------------------------------------------------------------------------------
+def _kernel(nb: dict, path: Path):
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+
+    km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
+    return NotebookClient(nbformat.from_dict(nb), km=km, timeout=300, kernel_name="python3", allow_errors=True,
+                          resources={"metadata": {"path": str(path.parent)}})
+
+
+def _text(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+
+
+def self_check(nb: dict, path: Path, saved: dict | None = None) -> dict:
+    """Run ``nb`` top to bottom (the kernel told it is ``path``); with ``saved``, run every cell
+    but the self-checks, then save ``saved`` as the notebook and run its self-check cells.
+
+    Returns the parts' check outputs and points, and the final check's output and score.
+    """
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    client = _kernel(nb, path)
+    env = {**kernel_env(), "JPY_SESSION_NAME": str(path)}
+    with client.setup_kernel(env=env, cwd=str(path.parent)):
+        for index, cell in enumerate(client.nb.cells):
+            if cell.cell_type == "code" and not (saved and _src(cell).lstrip().startswith("check(")):
+                client.execute_cell(cell, index)
+        if saved is not None:
+            path.write_text(json.dumps(saved), encoding="utf-8")
+            client.nb = nbformat.from_dict(saved)
+            for index, cell in enumerate(client.nb.cells):
+                if cell.cell_type == "code" and _src(cell).lstrip().startswith("check("):
+                    client.execute_cell(cell, index)
+    parts, final = {}, None
+    for cell in client.nb.cells:
+        if cell.cell_type != "code" or not _src(cell).lstrip().startswith("check("):
+            continue
+        text = _text(cell)
+        score = float(re.search(r": ([\d.]+) / [\d.]+ points", text).group(1))
+        if _meta(cell).get("grade"):
+            parts[_meta(cell)["grade_id"][len("check_"):]] = (score, text)
+        else:
+            final = (score, text)
+    return {"parts": parts, "final": final}
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with Grader(GradeConfig(templates=ROOT / "exercises", isolation="none")) as g:
+        yield g
+
+
+def graded(grader, nb: dict, path: Path) -> dict:
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    result = grader.grade_file(path)
+    assert result["status"] == "graded", result
+    by_part: dict[str, float] = {}
+    for r in result["results"]:
+        by_part[r["part"]] = by_part.get(r["part"], 0) + r["points"]
+    return {"points": result["points"], "parts": by_part, "result": result}
+
+
+# -- the cases ---------------------------------------------------------------------------------------
+ALL_KINDS = ("helper_above", "helper_below", "imports_own_cell", "redefined_later", "moved_below_check")
+# Every worksheet in the quick run; every kind for two worksheets.
+CASES = [(s, k) for s in STAGES for k in (("helper_above", "redefined_later") if s[:2] not in ("01", "04")
+                                         else ALL_KINDS)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stage_key,kind", CASES, ids=[f"{s[:2]}-{k}" for s, k in CASES])
+def test_self_check_and_grader_agree(grader, tmp_path, stage_key, kind):
+    nb = variant(stage_key, kind)
+    path = tmp_path / f"{stage_key}.ipynb"
+    mine = self_check(nb, path)
+    theirs = graded(grader, nb, path)
+    assert mine["final"][0] == theirs["points"], (mine["final"][1], theirs["result"]["results"])
+    assert NOTE not in mine["final"][1], mine["final"][1]
+    for part, (score, text) in mine["parts"].items():
+        if score != theirs["parts"].get(part, 0):
+            assert NOTE in text, (part, score, theirs["parts"], text)
+    if kind in ("helper_below", "redefined_later", "moved_below_check"):
+        part, _ = first_part(stage_key)
+        assert NOTE in mine["parts"][part][1], mine["parts"][part][1]
+    if kind in ("helper_above", "imports_own_cell"):
+        assert theirs["points"] == get_stage(stage_key).points, theirs["result"]["results"]
+        assert sum(score for score, _ in mine["parts"].values()) == theirs["points"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stage_key", [s for s in STAGES if s[:2] in ("01", "04")])
+def test_a_deleted_helper_still_in_the_kernel_is_noted(grader, tmp_path, stage_key):
+    ran = variant(stage_key, "helper_above")
+    saved = copy.deepcopy(ran)
+    saved["cells"] = [c for c in saved["cells"] if c.get("id") != "learner-helper"]
+    path = tmp_path / f"{stage_key}.ipynb"
+    mine = self_check(ran, path, saved=saved)
+    theirs = graded(grader, saved, path)
+    assert mine["final"][0] == get_stage(stage_key).points > theirs["points"]
+    assert NOTE in mine["final"][1] and "by no cell of the saved notebook" in mine["final"][1], mine["final"][1]
