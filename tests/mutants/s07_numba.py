@@ -158,8 +158,29 @@ MUTANTS = [
         {"sigmoid": _swap(_swap(SIGMOID, "    out = np.empty_like(y)\n    sigmoid_backward_kernel(y.reshape(-1), grad.reshape(-1), out.reshape(-1))\n    return out",
                                 "    sigmoid_backward_kernel(y.reshape(-1), grad.reshape(-1), grad.reshape(-1))\n    return grad"),
                           "y, grad = np.ascontiguousarray(y), np.ascontiguousarray(grad)", "y, grad = np.ascontiguousarray(y), np.ascontiguousarray(grad)")},
-        lost={"sigmoid_backward", "sigmoid_function", "once_differentiable"},
+        lost={"sigmoid_backward", "sigmoid_speed", "sigmoid_function", "once_differentiable"},
         feedback={"sigmoid_backward": "changed its input `grad`"},
+    ),
+    Mutant(
+        "kernels_not_compiled_overflow_guarded",
+        {"sigmoid": _swap(SIGMOID.replace("@numba.njit\n", ""), "math.exp(-x[i])", "math.exp(min(-x[i], 700.0))")},
+        lost={"sigmoid_compiled", "sigmoid_speed"},
+        feedback={"sigmoid_compiled": "sigmoid_forward: this function is not compiled: add @numba.njit"},
+    ),
+    Mutant(
+        "kernels_not_compiled",
+        {"sigmoid": SIGMOID.replace("@numba.njit\n", "")},
+        lost={"sigmoid_forward", "sigmoid_compiled", "sigmoid_speed", "sigmoid_function", "once_differentiable"},
+        feedback={"sigmoid_forward": "raised OverflowError on values of 40 and -800 (float64): this function is not "
+                                     "compiled: add @numba.njit",
+                  "sigmoid_compiled": "not compiled: add @numba.njit"},
+    ),
+    Mutant(
+        "slow_compiled_backward",
+        {"sigmoid": _swap(SIGMOID, "out[i] = grad[i] * y[i] * (1.0 - y[i])",
+                          "out[i] = grad[i] * math.exp(math.log(y[i])) * math.exp(math.log(1.0 - y[i]))")},
+        lost={"sigmoid_speed"},
+        feedback={"sigmoid_speed": "NumPy's time / yours ="},
     ),
     Mutant(
         "float64_for_float32",
