@@ -478,7 +478,9 @@ def mlp_program(lib, use_checkpoint, use_reentrant=False, depth=8, segment=4, wi
     saved = {}
 
     def count(t):
-        saved[id(t)] = t.detach().numpy().nbytes
+        # Keyed by address: a tensor saved by two nodes counts once. The graph keeps what
+        # we return (sharing that memory) alive, so no address is reused while we count.
+        saved[t.data_ptr()] = t.nbytes
         return t.detach()
 
     def run_segment(h, *ws):
