@@ -199,7 +199,7 @@ MUTANTS = [
             "        y, = ctx.saved_tensors\n        return grad * y\n",
             "        x, = ctx.saved_tensors\n        return grad * x.exp()\n")},
         lost={"functions_saved"},
-        feedback={"functions_saved": "Exp saved ['input'], expected ['output']"},
+        feedback={"functions_saved": "Exp saved ['input'], expected ['output']: the derivative of exp is exp itself"},
     ),
     Mutant(
         "log_saves_its_output",

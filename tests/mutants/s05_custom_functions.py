@@ -38,13 +38,28 @@ MUTANTS = [
         "sigmoid_saves_input",
         edit("exp_sigmoid", "        s = 1 / (1 + (-x).exp())\n        ctx.save_for_backward(s)\n        return s",
              "        ctx.save_for_backward(x)\n        return 1 / (1 + (-x).exp())"),
-        lost={"exp_sigmoid"},
+        lost={"exp_sigmoid", "exp_sigmoid_saved"},
         feedback={"exp_sigmoid": "you used the input x where the output s = sigmoid(x) was needed"},
+    ),
+    Mutant(  # the same words as stage 03's mutant for this mistake
+        "exp_saves_input_and_recomputes_exp",
+        {"exp_sigmoid": edit("exp_sigmoid", "        y = x.exp()\n        ctx.save_for_backward(y)\n        return y",
+                             "        ctx.save_for_backward(x)\n        return x.exp()")["exp_sigmoid"].replace(
+            "        y, = ctx.saved_tensors\n        return grad_output * y\n",
+            "        x, = ctx.saved_tensors\n        return grad_output * x.exp()\n")},
+        lost={"exp_sigmoid_saved"},
+        feedback={"exp_sigmoid_saved": "Exp saved ['input'], expected ['output']: the derivative of exp is exp itself"},
+    ),
+    Mutant(
+        "sigmoid_calls_minigrads_sigmoid",
+        edit("exp_sigmoid", "s = 1 / (1 + (-x).exp())", "s = x.sigmoid()"),
+        lost={"sigmoid_own_formula"},
+        feedback={"sigmoid_own_formula": "your Sigmoid runs minigrad's own sigmoid"},
     ),
     Mutant(
         "exp_of_the_saved_output",
         edit("exp_sigmoid", "return grad_output * y", "return grad_output * y.exp()"),
-        lost={"exp_sigmoid"},
+        lost={"exp_sigmoid", "exp_sigmoid_saved"},
         feedback={"exp_sigmoid": "exponentiated it again"},
     ),
     Mutant(

@@ -375,17 +375,23 @@ WHY = {
 }
 
 
+def saved_problem(name: str, got: list[str], want: list[str]) -> str | None:
+    """What a Function saved for backward (``_kind`` of each saved tensor) against what it should:
+    the feedback, or None. Stage 05 judges its Exp and Sigmoid with this too: one mistake, one verdict."""
+    if got == want:
+        return None
+    said = f"{name} saved {got or 'nothing'}, expected {want}"
+    if "other" in got:
+        return (f"{said}: a saved tensor that is neither an input nor the output (a copy, or a value computed "
+                f"again) is extra memory the graph keeps alive until backward runs. Here, {WHY[name]}")
+    return f"{said}: {WHY[name]}"
+
+
 def judge_functions_saved(mine: dict, ref: dict) -> Verdict:
     for name in FUNCTIONS:
-        got, want = mine[name], ref[name]
-        if got == want:
-            continue
-        said = f"{name} saved {got or 'nothing'}, expected {want}"
-        if "other" in got:
-            return Verdict(False, f"{said}: a saved tensor that is neither an input nor the output (a copy, or a "
-                                  "value computed again) is extra memory the graph keeps alive until backward runs. "
-                                  f"Here, {WHY[name]}")
-        return Verdict(False, f"{said}: {WHY[name]}")
+        problem = saved_problem(name, mine[name], ref[name])
+        if problem:
+            return Verdict(False, problem)
     return Verdict(True)
 
 

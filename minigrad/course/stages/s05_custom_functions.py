@@ -22,6 +22,8 @@ from minigrad import nn
 from minigrad.autograd import Function, StatefulFunction
 from minigrad.autograd import grad as autograd_grad
 from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.stages.s03_save_for_backward import _kind as _saved_kind
+from minigrad.course.stages.s03_save_for_backward import saved_problem
 
 F64 = minigrad.float64
 
@@ -73,7 +75,9 @@ def probe_exp_sigmoid(ns: dict, rng: np.random.Generator) -> dict:
 
 
 def judge_exp_sigmoid(mine: dict, ref: dict) -> Verdict:
-    for name, formula in (("Exp", "g · eˣ"), ("Sigmoid", "g · s · (1 − s), with s = sigmoid(x)")):
+    for name, formula in (("Exp", "g · eˣ (g: the gradient backward receives, grad_output; eˣ: the output y)"),
+                          ("Sigmoid", "g · s · (1 − s) (g: the gradient backward receives, grad_output; "
+                                      "s = sigmoid(x): the output)")):
         m, r = mine[name], ref[name]
         x, g, y = _array(r["x"]), _array(r["g"]), _array(r["y"])
         if not close(m["y"], r["y"]):
@@ -98,6 +102,52 @@ def judge_exp_sigmoid(mine: dict, ref: dict) -> Verdict:
         return Verdict(False, f"{name}'s gradient at x = {fmt(r['x'])} is {fmt(m['grad'])}, expected {formula} = "
                               f"{fmt(r['grad'])}")
     return Verdict(True)
+
+
+def probe_exp_sigmoid_saved(ns: dict, rng: np.random.Generator) -> dict:
+    """What Exp and Sigmoid save for backward, classified as stage 03 does (input, output, other)."""
+    found = {}
+    for name in ("Exp", "Sigmoid"):
+        x = _leaf(rng.uniform(-3, 3, 5))
+        out = _apply(ns, name)(x)
+        found[name] = [_saved_kind(s, [x], out) for s in out.grad_fn.saved_tensors]
+    return found
+
+
+def judge_exp_sigmoid_saved(mine: dict, ref: dict) -> Verdict:
+    for name in ("Exp", "Sigmoid"):
+        problem = saved_problem(name, mine[name], ref[name])
+        if problem:
+            return Verdict(False, problem)
+    return Verdict(True)
+
+
+def probe_own_sigmoid(ns: dict, rng: np.random.Generator) -> int:
+    """How many times Sigmoid's forward and backward ran minigrad's own sigmoid (x.sigmoid(), F.sigmoid...)."""
+    from minigrad.ops import elementwise
+
+    original = elementwise.Sigmoid.__dict__["forward"]
+    calls = [0]
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return original.__func__(*args, **kwargs)
+
+    x = _leaf(rng.uniform(-3, 3, 5))
+    elementwise.Sigmoid.forward = staticmethod(counted)
+    try:
+        y = _apply(ns, "Sigmoid")(x)
+        _vjp(y, x, _const(np.ones(5)))
+    finally:
+        elementwise.Sigmoid.forward = original
+    return calls[0]
+
+
+def judge_own_sigmoid(mine: int, ref: int) -> Verdict:
+    if mine == 0:
+        return Verdict(True)
+    return Verdict(False, "your Sigmoid runs minigrad's own sigmoid (x.sigmoid(), or F.sigmoid): the worksheet asks "
+                          "you to write the formula, 1 / (1 + (-x).exp()), so that your Function computes it")
 
 
 # -- MulConstant ---------------------------------------------------------------------------
@@ -568,6 +618,10 @@ STAGE = Stage(
     checks=(
         Check("exp_sigmoid", 2, "Exp and Sigmoid: values and gradients", probe_exp_sigmoid, judge_exp_sigmoid,
               part="exp_sigmoid"),
+        Check("exp_sigmoid_saved", 1, "Exp and Sigmoid save their output, as their derivatives need",
+              probe_exp_sigmoid_saved, judge_exp_sigmoid_saved, needs=("exp_sigmoid",), part="exp_sigmoid"),
+        Check("sigmoid_own_formula", 1, "Sigmoid computes 1 / (1 + e⁻ˣ) itself, without minigrad's sigmoid",
+              probe_own_sigmoid, judge_own_sigmoid, part="exp_sigmoid"),
         Check("mul_constant", 1, "MulConstant: a None gradient for the constant", probe_mul_constant,
               judge_mul_constant, part="mul_constant"),
         Check("relu_mask", 1, "ReLU: the gradient passes where x > 0", probe_relu, judge_relu, part="relu"),
