@@ -113,7 +113,21 @@ MUTANTS = [
         "overlapping_windows_overwritten",
         {"conv_backward": _swap(BACKWARD, "b:b + stride * out_w:stride] += (", "b:b + stride * out_w:stride] = (")},
         lost={"grad_input", "function", "training"},
-        feedback={"grad_input": "the windows overlap"},
+        feedback={"grad_input": "your col2im assigns (=), which keeps only the last window's"},
+    ),
+    Mutant(  # accumulates, so it must not be told to accumulate
+        "backward_scatters_with_the_flipped_kernel",
+        {"conv_backward": _swap(BACKWARD, "grad_windows = np.tensordot(grad_y, w, axes",
+                                "grad_windows = np.tensordot(grad_y, w[:, :, ::-1, ::-1], axes")},
+        lost={"grad_input", "function", "training"},
+        feedback={"grad_input": "uses the kernel flipped"},
+    ),
+    Mutant(  # the learner: training reached 93% on this, and must not earn the cnn part's points
+        "broken_convolution_cannot_earn_the_training",
+        {"conv_forward": _swap(FORWARD, "axis=(2, 3))[:, :, ::stride, ::stride]", "axis=(2, 3))"),
+         "conv_backward": _swap(BACKWARD, "b:b + stride * out_w:stride] += (", "b:b + stride * out_w:stride] = (")},
+        lost={"forward", "grad_input", "function", "module", "cnn", "training"},
+        feedback={"training": "not run: needs function, cnn"},
     ),
     Mutant(
         "grad_w_transposed",

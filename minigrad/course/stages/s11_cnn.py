@@ -116,6 +116,7 @@ def probe_backward(ns: dict, rng: np.random.Generator) -> list:
             continue
         gx, gw, gb = out
         results.append({"case": label, "triple": True, "stride": s, "padding": p, "k": k,
+                        "x": x, "w": weight, "grad_y": grad_y,
                         "shapes": [list(x.shape), list(weight.shape), list(grad_y.shape)],
                         "grad_x": _facts(gx), "grad_w": _facts(gw), "grad_b": _facts(gb)})
     return results
@@ -193,10 +194,17 @@ def judge_grad_input(mine: list, ref: list) -> Verdict:
             continue
         s, p, k = r["stride"], r["padding"], r["k"]
         numbers = f"grad_x = {fmt(got['values'])}, expected {fmt(want['values'])}"
-        if s < k and p == 0 and s == 1:
-            return Verdict(False, f"grad_x {_where(r)}: {numbers}. With stride 1 the windows overlap: a pixel lies in "
-                                  f"up to {k}x{k} windows, and its gradient is the sum of what each of them sends back. "
-                                  "Accumulate (+=, or np.add.at) into grad_x; an assignment keeps only the last window's")
+        x, weight, grad_y = (np.asarray(r[key]) for key in ("x", "w", "grad_y"))
+        flipped = kref.conv2d_backward(x, np.ascontiguousarray(weight[:, :, ::-1, ::-1]), grad_y, s, p)[0]
+        if close(got["values"], flipped):
+            return Verdict(False, f"grad_x {_where(r)}: {numbers}. Your grad_x uses the kernel flipped: each "
+                                  "grad_y[n, o, i, j] sends w[o, c, a, b] · grad_y[n, o, i, j] back to "
+                                  f"x_padded[n, c, i·{s} + a, j·{s} + b], with w as it is (the forward is a "
+                                  "cross-correlation, and its backward scatters with the same, unflipped, w)")
+        if any(close(got["values"], assigned) for assigned in _assigned_col2im(x, weight, grad_y, s, p)):
+            return Verdict(False, f"grad_x {_where(r)}: {numbers}. Where windows overlap, a pixel lies in several "
+                                  "windows, and its gradient is the sum of what each of them sends back; your col2im "
+                                  "assigns (=), which keeps only the last window's. Accumulate (+=, or np.add.at)")
         if p == 0:
             return Verdict(False, f"grad_x {_where(r)}: {numbers}. The stride-1 case passed, so look at the stride: "
                                   f"window (i, j) starts at row i·{s} and column j·{s} of the padded input, so the kernel "
@@ -209,6 +217,23 @@ def judge_grad_input(mine: list, ref: list) -> Verdict:
                                   f"{p} row(s) and column(s) belong to the padding, not to x")
         return Verdict(False, f"grad_x {_where(r)}: {numbers}")
     return Verdict(True)
+
+
+def _assigned_col2im(x, weight, grad_y, s: int, p: int) -> list[np.ndarray]:
+    """grad_x as a col2im that assigns instead of adding gives it, in the two loop orders learners
+    write (over kernel cells (a, b), or over windows (i, j)): a judge's guess at the mistake."""
+    n, c, h, w = x.shape
+    k = weight.shape[2]
+    oh, ow = grad_y.shape[2:]
+    cols = np.einsum("noij,ocab->ncijab", grad_y, weight)
+    by_cell, by_window = (np.zeros((n, c, h + 2 * p, w + 2 * p)) for _ in range(2))
+    for a in range(k):
+        for b in range(k):
+            by_cell[:, :, a:a + s * oh:s, b:b + s * ow:s] = cols[:, :, :, :, a, b]
+    for i in range(oh):
+        for j in range(ow):
+            by_window[:, :, i * s:i * s + k, j * s:j * s + k] = cols[:, :, i, j]
+    return [g[:, :, p:p + h, p:p + w] for g in (by_cell, by_window)]
 
 
 # -- the Function and the Module ----------------------------------------------------------------
