@@ -17,6 +17,7 @@ from minigrad import dtypes
 from minigrad.device import CPU as _CPU, device as _device_type, resolve as _resolve_device
 from minigrad.autograd import differentiate as _differentiate
 from minigrad.autograd.graph import AccumulateGrad, add_hook
+from minigrad.autograd.grad_mode import enable_grad as _enable_grad
 from minigrad.autograd.grad_mode import is_grad_enabled
 
 
@@ -44,7 +45,7 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
-        "_base", "_base_grad_fn", "_hooks", "_grad_accumulator", "__weakref__",
+        "_base", "_view_meta", "_hooks", "_grad_accumulator", "_views", "__weakref__",
     )
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__ instead of looping in NumPy
 
@@ -61,8 +62,9 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._version_counter = _VersionCounter()
-        self._base = None
-        self._base_grad_fn = None  # for a view: its base's grad_fn when the view was made
+        self._base = None  # for a view: the tensor that owns the memory (never itself a view)
+        self._view_meta = None  # for a view: a _ViewMeta (how to take the view again from _base)
+        # _views (a WeakSet, set only when needed) lists the views of a base that did not require grad
         self._hooks = None
         self._grad_accumulator = None
 
@@ -85,6 +87,8 @@ class Tensor:
     # -- autograd state ---------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        if self._view_meta is not None:
+            self._sync_view()
         return self._requires_grad
 
     @requires_grad.setter
@@ -110,6 +114,8 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors that no recorded operation produced."""
+        if self._view_meta is not None:
+            self._sync_view()
         return self.grad_fn is None
 
     @property
@@ -134,6 +140,11 @@ class Tensor:
         if value is not None and value.shape != self.shape:
             raise RuntimeError(f"assigned grad has data of a different size: {value.shape} vs the tensor's {self.shape}")
         self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf whose ``.grad`` backward fills (``retain_grad()`` was called)."""
+        return self._retains_grad
 
     @property
     def _retains_grad(self) -> bool:
@@ -166,6 +177,9 @@ class Tensor:
         retained = old is not None and old._retains_grad and old._retains_grad.get(self._output_nr)
         if retained and retained() is self:
             del old._retains_grad[self._output_nr]
+        if grad_fn is not None and not self._requires_grad:
+            for view in getattr(self, "_views", ()):  # they now require grad too (their history is rebuilt when used)
+                view._requires_grad = True
         self._requires_grad, self.grad_fn, self._output_nr = grad_fn is not None, grad_fn, output_nr
         if retained and retained() is self:
             self.retain_grad()
@@ -193,15 +207,10 @@ class Tensor:
 
     def _edge(self) -> tuple:
         """Where this tensor's gradient goes: its producer, or its leaf accumulator."""
+        meta = self._view_meta
+        if meta is not None and meta.base_grad_fn is not self._base.grad_fn:
+            self._regenerate_view()
         if self.grad_fn is not None:
-            base = self._base
-            if base is not None and base.grad_fn is not self._base_grad_fn:
-                raise RuntimeError(
-                    "a view is being used after an in-place operation changed the history of its "
-                    "base: the view's recorded history is stale, and minigrad does not rewrite the "
-                    "history of views (PyTorch does). Take the view again after the in-place "
-                    "operation, or use an out-of-place operation."
-                )
             return (self.grad_fn, self._output_nr)
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
@@ -224,11 +233,68 @@ class Tensor:
         return self
 
     def _alias(self) -> "Tensor":
-        """A new tensor object viewing the same memory, for outputs that must be distinct."""
+        """A new tensor object viewing the same memory, for outputs that must be distinct.
+
+        It is a view that cannot be replayed: a custom Function's output (see
+        ``_ViewMeta.steps``).
+        """
         out = self.detach()
         out._base = self if self._base is None else self._base
-        out._base_grad_fn = out._base.grad_fn
+        out._view_meta = _ViewMeta(None, out._base.grad_fn)
         return out
+
+    # -- views: taken again from the base when the base's history changes ----------------------
+    def _sync_view(self) -> None:
+        """Bring a view's history up to date if its base changed, when that is possible."""
+        meta = self._view_meta
+        if meta.base_grad_fn is not self._base.grad_fn and meta.steps is not None:
+            self._regenerate_view()
+
+    def _regenerate_view(self) -> None:
+        """Re-take this view from its base, whose history changed since (an in-place op on the
+        base or on another view of it): PyTorch's view replay. The view's grad_fn becomes the
+        view operations replayed on the base's current history."""
+        meta, base = self._view_meta, self._base
+        if meta.steps is None:
+            raise RuntimeError(
+                "a view is being used after an in-place operation changed its base, and it was made "
+                f"by an operation minigrad cannot take again ({meta.reason()}): call .clone() on it "
+                "before the in-place operation, or take it again afterwards."
+            )
+        with _enable_grad():
+            view = base
+            for op, args in meta.steps:
+                view = op.apply(view, *args)
+        self._requires_grad, self.grad_fn, self._output_nr = view._requires_grad, view.grad_fn, view._output_nr
+        meta.base_grad_fn = base.grad_fn
+
+    def _check_inplace_on_view(self) -> None:
+        """PyTorch's refusals for a recorded in-place operation on a view."""
+        meta, base = self._view_meta, self._base
+        if meta.steps is None:
+            raise RuntimeError(meta.reason() + " You can fix this by cloning it (.clone()) first.")
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                "Update the leaf inside `with minigrad.no_grad():`, or clone it first."
+            )
+        if meta.no_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+                "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+                "your code by moving both the view and the inplace either both inside the no_grad block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+                "to be tracked)."
+            )
+
+    def _rebase_view(self, result: "Tensor") -> None:
+        """After an in-place op wrote ``result`` into this view: the base's new history is
+        "the old base, with this view's region replaced by ``result``" (PyTorch's CopySlices),
+        and the view is taken again from it."""
+        base = self._base
+        new_base = _shape.CopySlices.apply(base, result, self._view_meta.steps)
+        base._set_history(new_base.grad_fn, new_base._output_nr)
+        self._regenerate_view()
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
         """Copy a leaf: values, requires_grad and .grad, but none of the graph bookkeeping."""
@@ -601,7 +667,7 @@ class Tensor:
         return self.expand(other.shape)
 
     def select(self, dim: int, index: int) -> "Tensor":
-        return self[(slice(None),) * _wrap_dim(dim, self.ndim) + (index,)]
+        return _shape.Select.apply(self, _wrap_dim(dim, self.ndim), index)
 
     def clone(self) -> "Tensor":
         return _shape.Clone.apply(self)
@@ -610,7 +676,7 @@ class Tensor:
         return self
 
     def __getitem__(self, key) -> "Tensor":
-        return _shape.Index.apply(self, _shape.normalize_index(key))
+        return _shape.index(self, key)
 
     # -- in-place operations ----------------------------------------------------------
     def _inplace(self, op: type, *args) -> "Tensor":
@@ -618,21 +684,21 @@ class Tensor:
 
         The out-of-place op works on a snapshot of the old values carrying self's
         old history, so what it saved for backward can't be changed under it.
+        On a view, the new history goes to the base (``_rebase_view``).
         """
+        base = self._base
         recording = is_grad_enabled() and (
-            self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+            self._requires_grad or (base is not None and base._requires_grad)
+            or any(isinstance(a, Tensor) and a._requires_grad for a in args)
         )
         if recording:
-            if self._requires_grad and self.grad_fn is None:
+            if base is not None:
+                self._check_inplace_on_view()
+                self._sync_view()  # a view whose base changed since: its history first
+            elif self._requires_grad and self.grad_fn is None:
                 raise RuntimeError(
                     "a leaf Variable that requires grad is being used in an in-place operation. "
                     "Update parameters inside `with minigrad.no_grad():`, or use an out-of-place op."
-                )
-            if self._base is not None:
-                raise RuntimeError(
-                    "an in-place operation on a view of a tensor that is part of a graph: minigrad "
-                    "does not rewrite the history of views (PyTorch does). Call .clone() on the view "
-                    "first, or use an out-of-place operation."
                 )
             old = Tensor._wrap(self._data.copy())
             old._requires_grad, old.grad_fn, old._output_nr = self._requires_grad, self.grad_fn, self._output_nr
@@ -647,15 +713,19 @@ class Tensor:
             raise RuntimeError(
                 f"result type {result.dtype} can't be cast to the desired output type {self.dtype}"
             )
-        if not self._data.flags.writeable:
+        if not self._data.flags.writeable and self._data.size:
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to a "
                 "single memory location. Please clone() the tensor before performing the operation."
             )
-        self._data[...] = result._data
+        if self._data.size:  # (an empty expanded tensor is read-only, and there is nothing to write)
+            self._data[...] = result._data
         self._version_counter.value += 1
         if recording:
-            self._set_history(result.grad_fn, result._output_nr)
+            if base is not None:
+                self._rebase_view(result)
+            else:
+                self._set_history(result.grad_fn, result._output_nr)
         return self
 
     def add_(self, other, alpha=1) -> "Tensor":
@@ -680,10 +750,15 @@ class Tensor:
         return self._inplace(_shape.Fill, 0)
 
     def copy_(self, src: "Tensor") -> "Tensor":
-        return self._inplace(_shape.IndexPut, (Ellipsis,), _operand(src))
+        return self._inplace(_shape.Copy, (Ellipsis,), _operand(src))
 
     def __setitem__(self, key, value) -> None:
-        self._inplace(_shape.IndexPut, _shape.normalize_index(key), _operand(value))
+        """``self[key] = value``: for basic keys a copy into the view ``self[key]``, as in PyTorch."""
+        index = _shape.normalize_index(key)
+        if _shape.is_basic(index):
+            self[key].copy_(value)
+        else:
+            self._inplace(_shape.IndexPut, index, _operand(value))
 
     __iadd__ = add_
     __isub__ = sub_
@@ -881,6 +956,30 @@ class Tensor:
     def equal(self, other: "Tensor") -> bool:
         return _compare.equal(self, other)
     # == end of the issue 10 block ==================================================================
+
+
+class _ViewMeta:
+    """What a view keeps about how it was taken from its base (``Tensor._base``).
+
+    ``steps`` are the view operations from the base to the view, as
+    ``(Function, args)`` pairs: replaying them on the base gives the view again,
+    with the base's current history (``Tensor._regenerate_view``). None for a
+    view that cannot be replayed: a custom Function's output (``custom`` then
+    holds PyTorch's message) or an op that returns several views.
+    ``base_grad_fn`` is the base's grad_fn when the view's history was built:
+    when they differ, the view's history is stale. ``no_grad``: made in no_grad mode.
+    """
+
+    __slots__ = ("steps", "base_grad_fn", "no_grad", "custom")
+
+    def __init__(self, steps: tuple | None, base_grad_fn) -> None:
+        self.steps, self.base_grad_fn, self.no_grad, self.custom = steps, base_grad_fn, False, None
+
+    def reason(self) -> str:
+        return self.custom or (
+            "this view is the output of an operation that returns several views (like split or "
+            "unbind), or was made by a custom Function; such views cannot be modified in place"
+        )
 
 
 def copy_grad(grad: Tensor, retained: bool = False) -> Tensor:

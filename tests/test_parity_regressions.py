@@ -392,3 +392,306 @@ def test_missing_methods_say_what_to_implement():
         _make(minigrad, backward=False).apply(x).sum().backward()
     with pytest.raises(RuntimeError, match="both 'backward' and 'vjp'"):
         _make(minigrad, vjp=True).apply(x).sum().backward()
+
+
+# -- 4. every basic index is a view, with PyTorch's node names --------------------------------------
+def test_integer_index_of_a_1d_tensor_is_a_view():
+    """Issue 10: a[0] of a 1-D tensor was a NumPy scalar copy; a[0].mul_(5) left a unchanged."""
+    def prog(lib):
+        a = lib.tensor([1., 2., 3.])
+        e = a[0]
+        e.mul_(5)
+        return a, e.dim(), e._base is a, a._version == e._version
+    same(prog)
+
+
+def test_integer_index_view_inplace_in_a_graph():
+    """Issue 10: w.grad was [1, 1, 1] with no error; PyTorch gives [5, 1, 1]."""
+    def prog(lib):
+        w = lib.tensor([1., 2., 3.], requires_grad=True)
+        h = w * 1
+        h[0].mul_(5)
+        h.sum().backward()
+        return h, w.grad
+    same(prog)
+
+
+KEYS = ["h[0]", "h[:, 1]", "h[0, 1]", "h[0, 1:]", "h[1:, 0]", "h[..., None]", "h[None]", "h[:]", "h[...]",
+        "h[0, ..., 1]", "h[0, None]", "h[None, 0]", "h[[0]]", "h[0, [0]]", "h[:, [0]]", "h[h > 0]", "h[-1]",
+        "h[1:2, :, 0:1]", "h[::2]", "h[0][1]", "h[:, :]", "h[0:2]", "h[:, 0:3]", "h[True]", "h[5:]",
+        "h[lib.tensor(1)]", "h[lib.tensor([1, 0])]"]
+
+
+@pytest.mark.parametrize("expr", KEYS)
+def test_index_node_names_views_and_gradients(expr):
+    def prog(lib):
+        x = lib.arange(24.).reshape(2, 3, 4).requires_grad_()
+        h = x * 1
+        v = eval(expr)
+        chain, node = [], v.grad_fn
+        while node is not None and node.name() != "MulBackward0":
+            chain.append(node.name())
+            node = node.next_functions[0][0]
+        (v * lib.arange(float(v.numel())).reshape(v.shape)).sum().backward()
+        return v, chain, v._base is h, x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("expr", ["h[2, 0, 0]", "h[0, 0, 0, 0]", "h[::-1]"])
+def test_bad_index_raises_the_same_type(expr):
+    def prog(lib):
+        h = lib.zeros(2, 3, 4)
+        return eval(expr)
+    same(prog)
+
+
+def test_select_method_is_a_view():
+    def prog(lib):
+        h = lib.zeros(2, 3)
+        v = h.select(1, -1)
+        v.add_(1)
+        return h, v.grad_fn
+    same(prog)
+
+
+# -- 5. a second backward through freed index nodes ----------------------------------------------------
+SECOND_PASS = {
+    "select": lambda h: h[0], "slice": lambda h: h[0:1], "list index": lambda h: h[[0, 1]],
+    "mask index": lambda h: h[h > 0], "int pair": lambda h: h[0, 1], "unsqueeze": lambda h: h[None],
+    "setitem int": "h[0] = 2.0", "setitem list": "h[[0]] = 2.0", "setitem from itself": "h[0] = h[1] * 1",
+    "setitem mask": "h[h > 2] = 0.0", "fill_": "h.fill_(1.0)", "zero_": "h.zero_()", "copy_": "h.copy_(a * 2)",
+    "view inplace": "h[:, 1].mul_(2)", "reshape": lambda h: h.reshape(-1), "transpose": lambda h: h.t(),
+    "expand": lambda h: h[None].expand(3, 2, 2), "clone": lambda h: h.clone(),
+}
+
+
+@pytest.mark.parametrize("name", SECOND_PASS)
+def test_second_backward_without_retain_graph(name):
+    """Issue 10: indexing saved nothing, so a second backward succeeded where PyTorch raises.
+
+    ``a + 0`` saves nothing (in both libraries), so only the node under test decides.
+    """
+    make = SECOND_PASS[name]
+
+    def prog(lib):
+        a = lib.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        h = a + 0
+        if isinstance(make, str):
+            exec(make)
+            y = h.sum()
+        else:
+            y = make(h).sum()
+        y.backward()
+        first = a.grad.clone()
+        y.backward()
+        return first, a.grad
+    same(prog)
+
+
+# -- 9. in-place operations on views: the base's history is rewritten (CopySlices) ----------------
+def test_inplace_on_a_column_view():
+    """Issue 10: `h = x * 1; h[:, 1].mul_(2); h.sum().backward()` raised in minigrad."""
+    def prog(lib):
+        x = lib.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        h = x * 1
+        v = h[:, 1]
+        v.mul_(2)
+        names = h.grad_fn.name(), h._version, v._version
+        (h * lib.tensor([[1., 2.], [3., 4.]])).sum().backward()
+        return h, names, x.grad
+    same(prog)
+
+
+def test_setitem_on_a_graph_tensor():
+    """Issue 10 (section 2, last item's example): PyTorch gives x.grad == [[1, 2], [1, 2]]."""
+    def prog(lib):
+        x = lib.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        h = x * 1
+        h[:, 1] = h[:, 1] * 2
+        h.sum().backward()
+        return h, h.grad_fn.name(), x.grad
+    same(prog)
+
+
+def test_inplace_on_a_view_of_a_view_and_the_views_after_it():
+    def prog(lib):
+        x = lib.ones(4, requires_grad=True)
+        h = x * 1
+        v = h[1:]
+        vv = v[1:]
+        vv.mul_(3)
+        out = (h * lib.arange(4.)).sum() + (v * 10).sum() + (vv * 100).sum()
+        out.backward()
+        return h, v, vv, x.grad
+    same(prog)
+
+
+def test_view_used_after_its_base_changed_in_place():
+    def prog(lib):
+        x = lib.ones(4, requires_grad=True)
+        h = x * 1
+        v = h[1:]
+        vv = v[1:]
+        h.mul_(2)
+        vv.sum().backward()
+        return vv, x.grad
+    same(prog)
+
+
+def test_view_of_a_base_that_got_its_history_from_another_view():
+    def prog(lib):
+        w = lib.ones(2, requires_grad=True)
+        b = lib.zeros(3)
+        v, v2 = b[:2], b[1:]
+        v.add_(w * 3)
+        flags = b.requires_grad, v2.requires_grad, v2.is_leaf
+        (v2 * lib.tensor([10., 100.])).sum().backward()
+        return flags, b, w.grad
+    same(prog)
+
+
+def test_inplace_on_a_transposed_view():
+    def prog(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        h = x * 1
+        t = h.t()
+        t[0].mul_(lib.tensor([1., 2.]))
+        (h * lib.arange(6.).reshape(2, 3)).sum().backward()
+        return h, x.grad
+    same(prog)
+
+
+def test_inplace_on_a_reshaped_view_with_gradient_from_a_transpose():
+    def prog(lib):
+        x = lib.arange(6.).requires_grad_()
+        h = x * 1
+        v = h.view(2, 3)
+        v[1].mul_(lib.tensor([1., 2., 3.]))
+        (h.view(3, 2).t() * lib.arange(6.).reshape(2, 3)).sum().backward()
+        return h, x.grad
+    same(prog)
+
+
+def test_create_graph_through_an_inplace_view_update():
+    def prog(lib):
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        h = x * x
+        h[1:].mul_(x[1:])
+        g, = lib.autograd.grad(h.sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x)
+        return h, g, gg
+    same(prog)
+
+
+@pytest.mark.parametrize("case", ["leaf view", "no_grad view", "custom Function output", "returned input",
+                                  "expanded view", "leaf setitem", "leaf setitem list"])
+def test_refused_inplace_operations_on_views(case):
+    def prog(lib):
+        leaf = lib.ones(4, requires_grad=True)
+
+        class Ident(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        class ViewOut(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return x[1:]
+
+            @staticmethod
+            def backward(ctx, g):
+                return lib.cat([lib.zeros(1), g])
+
+        h = leaf * 1
+        if case == "leaf view":
+            leaf[0].mul_(2)
+        elif case == "no_grad view":
+            with lib.no_grad():
+                v = h[0]
+            v.mul_(2)
+        elif case == "custom Function output":
+            ViewOut.apply(h).mul_(2)
+        elif case == "returned input":
+            Ident.apply(h).mul_(2)
+        elif case == "expanded view":
+            h.expand(3, 4).mul_(2)
+        elif case == "leaf setitem":
+            leaf[0] = 3.0
+        elif case == "leaf setitem list":
+            leaf[[0]] = 3.0
+        return h
+    same(prog)
+
+
+def test_no_grad_view_of_a_base_without_history_then_a_recorded_inplace_raises():
+    def prog(lib):
+        w = lib.ones(2, requires_grad=True)
+        b = lib.zeros(3)
+        with lib.no_grad():
+            v = b[:2]
+        v.add_(w)
+    same(prog)
+
+
+def test_inplace_on_a_view_under_no_grad_is_not_recorded():
+    def prog(lib):
+        x = lib.ones(3, requires_grad=True)
+        h = x * 2
+        with lib.no_grad():
+            h[0].mul_(5)
+        name = h.grad_fn.name()
+        h.sum().backward()
+        return h, name, x.grad
+    same(prog)
+
+
+def test_hooks_and_retain_grad_on_a_base_rewritten_through_a_view():
+    def prog(lib):
+        log = []
+        x = lib.ones(3, requires_grad=True)
+        h = x * 1
+        h.register_hook(lambda g: log.append(("old", g.tolist())))
+        h.retain_grad()
+        h[1:].mul_(lib.tensor([2., 3.]))
+        h.register_hook(lambda g: log.append(("new", g.tolist())))
+        (h * lib.tensor([1., 10., 100.])).sum().backward()
+        return log, h.grad, x.grad
+    same(prog)
+
+
+def test_backward_inputs_with_a_non_leaf_retains_its_grad():
+    """Found by the differential tester (F-1): torch calls retain_grad on non-leaf inputs."""
+    def prog(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = a * 2
+        c = a.clone()
+        (b * 3).sum().backward(inputs=[b, c])
+        return b.grad, c.grad, b.retains_grad, c.retains_grad, a.grad
+    same(prog)
+
+
+def test_inplace_on_an_empty_expanded_tensor():
+    """Found by the differential tester (F-4): nothing is written, so nothing to refuse."""
+    def prog(lib):
+        x = lib.ones(1)
+        e = x.expand(0)
+        e.fill_(3.0)
+        return x, e
+    same(prog)
+
+
+def test_setitem_with_a_value_of_the_wrong_shape():
+    """Found by the differential tester (F-5): NumPy's ValueError escaped; torch raises RuntimeError."""
+    def prog(lib):
+        x = lib.zeros(2)
+        x[[0, 1]] = lib.ones(3)
+    same(prog)
+    def prog2(lib):
+        x = lib.zeros(2)
+        x[:] = lib.ones(3)
+    same(prog2)

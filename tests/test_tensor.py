@@ -384,25 +384,31 @@ def test_inplace_on_leaf_under_no_grad_allowed():
     assert x.requires_grad and x.is_leaf and x.grad_fn is None
 
 
-def test_inplace_on_view_in_graph_raises_clear_error():
+def test_inplace_on_view_in_graph_rewrites_the_base_history():
+    """y's history becomes CopySlices: the view's region gets the in-place op's gradient."""
     x = leaf([1.0, 2.0, 3.0])
     y = x * 2.0
     v = y[1:]
-    with pytest.raises(RuntimeError, match="view"):
-        v.mul_(2.0)
+    v.mul_(minigrad.tensor([3.0, 5.0]))
+    assert y.grad_fn.name() == "torch::autograd::CopySlices"
+    assert y.detach().tolist() == [2.0, 12.0, 30.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 6.0, 10.0]
+
+
+def test_inplace_on_view_of_leaf_requiring_grad_raises():
+    x = leaf([1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x[1:].mul_(2.0)
 
 
 def test_inplace_on_base_of_a_view_in_graph_is_not_silently_wrong():
-    """y.mul_(3) changes v = y[:1] too: v's gradient must follow (PyTorch: 6), or minigrad
-    must refuse, as it does for in-place ops on the view itself. A stale 2 is wrong."""
+    """y.mul_(3) changes v = y[:1] too: v's gradient must follow it (PyTorch: 6); a stale 2 is wrong."""
     x = leaf([1.0, 2.0])
     y = x * 2.0
     v = y[:1]
-    try:
-        y.mul_(3.0)
-        v.sum().backward()
-    except RuntimeError:
-        return  # a clear refusal is acceptable
+    y.mul_(3.0)
+    v.sum().backward()
     assert v.detach().tolist() == [6.0]
     assert x.grad.tolist() == [6.0, 0.0], "gradient of a view ignores an in-place change of its base"
 

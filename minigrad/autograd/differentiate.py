@@ -65,14 +65,13 @@ def backward(
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty: pass None to accumulate into every leaf.")
+    for t in inputs:
+        if t.grad_fn is not None:
+            t.retain_grad()  # as PyTorch: a non-leaf in inputs gets its .grad through retain_grad
     results = run_backward(edges, grads, retain_graph, create_graph, capture=[t._edge() for t in inputs])
     for t, g in zip(inputs, results):
-        if g is None:
-            continue
-        if t.is_leaf:
+        if g is not None and t.is_leaf:
             t._edge()[0].accumulate(g)
-        elif not t._retains_grad:  # a retained tensor was already filled by the engine's pre-hook
-            t._accumulate_retained(g)
 
 
 def grad(

@@ -253,8 +253,13 @@ class Function:
             outputs = (outputs,)
         if ctx._dirty:
             _mark_dirty_outputs(ctx._dirty, outputs)
-        if grad_was_enabled and True in needs_input_grad:
-            outputs = _connect_outputs(ctx, args, outputs)
+        if grad_was_enabled:
+            if True in needs_input_grad:
+                outputs = _connect_outputs(ctx, args, outputs)
+        else:
+            for out in outputs:  # views made in no_grad mode: PyTorch refuses to record in-place ops on them
+                if isinstance(out, Tensor) and out._view_meta is not None:
+                    out._view_meta.no_grad = True
         return outputs if is_tuple else outputs[0]
 
 
@@ -318,8 +323,12 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
         if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
             connected.append(out)
             continue
-        if _index_of(out, inputs) is not None and _index_of(out, ctx._dirty) is None:
+        dirty = _index_of(out, ctx._dirty) is not None
+        if not dirty and _index_of(out, inputs) is not None:
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
+        meta = out._view_meta
+        if meta is not None and not dirty and (meta.steps is None or meta.steps[-1][0] is not ctx._forward_cls):
+            meta.steps, meta.custom = None, _unreplayable_view_message(i, ctx._forward_cls.__name__, meta, len(outputs))
         if out._data.dtype.kind != "f" or _index_of(out, non_differentiable) is not None:
             out._requires_grad = False
         else:
@@ -330,6 +339,23 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
         ctx._saved = tuple([None if t is None else SavedTensor(t, _index_of(t, outputs)) for t in ctx._to_save])
         ctx._to_save = ()
     return tuple(connected)
+
+
+def _unreplayable_view_message(i: int, name: str, meta, n_outputs: int) -> str:
+    """Why an in-place op on this output (a view of an input) cannot be recorded: PyTorch's texts."""
+    if meta.steps is None and meta.custom is None and n_outputs > 1:  # a view op with several outputs
+        return (
+            f"Output {i} of {name} is a view and is being modified inplace. This view is the output of a "
+            "function that returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
+    # A view made inside a custom forward: replaying the view op would skip this node's backward.
+    return (
+        f"Output {i} of {name} is a view and is being modified inplace. This view was created inside a "
+        "custom Function (or because an input was returned as-is) and the autograd logic to handle "
+        "view+inplace would override the custom backward associated with the custom Function, leading "
+        "to incorrect gradients. This behavior is forbidden."
+    )
 
 
 def _index_of(t, tensors: tuple) -> int | None:
@@ -378,6 +404,7 @@ class _DelayedError(Function):
             f"({ctx.fn_name}): its backward is not built from differentiable operations. "
             "Write backward with tensor operations to support create_graph=True."
         )
+
 
 
 # -- Kept from PyTorch 0.x: both still live in torch.autograd.function ---------------------
@@ -539,4 +566,3 @@ def _unflatten(flat: tuple, structure):
         return next(leaves)
 
     return build(structure)
-

@@ -61,7 +61,7 @@ class T(Function):
             raise RuntimeError(
                 f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D: use transpose(dim0, dim1) or .mT"
             )
-        return view_of(a, a._data.T)
+        return view_of(a, a._data.T, (T, ()))  # the step: how to take this view again from its base
 
     @staticmethod
     def backward(ctx, grad):

@@ -4,25 +4,49 @@ Their gradients move the incoming gradient back: a reshape is undone by a
 reshape, a transpose by the inverse transpose, an index by adding into zeros
 at the same index (``IndexAdd``). Results that share memory with their input
 (NumPy views) are minigrad *views*: they share the input's version counter, so
-an in-place change through either is seen by the checks on saved tensors.
+an in-place change through either is seen by the checks on saved tensors, and
+each records the step that made it (``view_of(..., step)``), so the view can be
+taken again from its base when an in-place operation changes the base's
+history (``CopySlices``, ``Tensor._regenerate_view``).
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
+from minigrad.autograd.grad_mode import no_grad
 from minigrad.ops.broadcast import normalize_dims, sum_to, wrap_dim
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _ViewMeta
 
 
-def view_of(base: Tensor, array: np.ndarray) -> Tensor:
-    """Wrap ``array``, which shares memory with ``base``, as a view of it."""
+def view_of(base: Tensor, array: np.ndarray, step: tuple | None = None) -> Tensor:
+    """Wrap ``array``, which shares memory with ``base``, as a view of it.
+
+    ``step = (ViewFunction, args)`` says how to take this view again:
+    ``ViewFunction.apply(base, *args)``. Without it, the view cannot be modified
+    in place inside a graph, nor used after its base's history changed.
+    """
     out = Tensor._wrap(array)
-    if np.may_share_memory(array, base._data):  # bounds only: exact overlap can cost far more than the op
+    # may_share_memory checks bounds only (exact overlap can cost far more than the op); an
+    # empty result shares no memory but is still a view when a view op made it.
+    if np.may_share_memory(array, base._data) or (array.size == 0 and step is not None):
         out._version_counter = base._version_counter
-        out._base = base if base._base is None else base._base
-        out._base_grad_fn = out._base.grad_fn
+        root = base._base
+        if root is None:
+            root, steps = base, (step,)
+        else:
+            steps = base._view_meta.steps
+            steps = None if steps is None else steps + (step,)
+        out._base = root
+        out._view_meta = _ViewMeta(None if step is None else steps, root.grad_fn)
+        if not root._requires_grad:  # if it ever gets a history, its views must know (Tensor._set_history)
+            try:
+                root._views.add(out)
+            except AttributeError:
+                root._views = weakref.WeakSet((out,))
     return out
 
 
@@ -55,12 +79,12 @@ class Reshape(Function):
             # memory is a copy, which view() must refuse, on every supported NumPy.
             out = a._data.reshape(shape)
             if out.size == 0 or np.may_share_memory(out, a._data):
-                return view_of(a, out)
+                return view_of(a, out, (Reshape, (shape, True)))
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             )
-        return view_of(a, a._data.reshape(shape))
+        return view_of(a, a._data.reshape(shape), (Reshape, (shape,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -79,7 +103,7 @@ class Permute(Function):
                 "dimensions exactly once"
             )
         ctx.inverse = tuple(np.argsort(dims))
-        return view_of(a, a._data.transpose(dims))
+        return view_of(a, a._data.transpose(dims), (Permute, (dims,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,7 +116,7 @@ class Transpose(Function):
     @staticmethod
     def forward(ctx, a, dim0, dim1):
         ctx.dims = wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim)
-        return view_of(a, np.swapaxes(a._data, *ctx.dims)) if a.ndim else view_of(a, a._data)
+        return view_of(a, np.swapaxes(a._data, *ctx.dims) if a.ndim else a._data[...], (Transpose, ctx.dims))
 
     @staticmethod
     def backward(ctx, grad):
@@ -107,7 +131,7 @@ class Squeeze(Function):
         ctx.input_shape = a.shape
         dims = normalize_dims(dim, a.ndim)
         dims = tuple(d for d in dims if a.shape[d] == 1)  # PyTorch ignores dims that aren't 1
-        return view_of(a, a._data.squeeze(axis=dims))
+        return view_of(a, a._data.squeeze(axis=dims), (Squeeze, (dims,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -120,7 +144,7 @@ class Unsqueeze(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = wrap_dim(dim, a.ndim + 1)
-        return view_of(a, np.expand_dims(a._data, ctx.dim))
+        return view_of(a, np.expand_dims(a._data, ctx.dim), (Unsqueeze, (ctx.dim,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -147,7 +171,7 @@ class Expand(Function):
                     f"({a.shape[i]}) at non-singleton dimension {lead + i}.  Target sizes: {list(sizes)}.  "
                     f"Tensor sizes: {list(a.shape)}"
                 )
-        return view_of(a, np.broadcast_to(a._data, shape))
+        return view_of(a, np.broadcast_to(a._data, shape), (Expand, (shape,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -228,6 +252,8 @@ def normalize_index(key):
             k = k._data
             if k.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if k.ndim == 0 and k.dtype.kind in "iu":
+                k = int(k)  # a 0-d integer tensor indexes like an int: a view
         elif isinstance(k, list):
             k = np.asarray(k)
             if k.size == 0:
@@ -239,23 +265,151 @@ def normalize_index(key):
     return tuple(out)
 
 
-def _is_basic(key: tuple) -> bool:
-    """Basic indexing (ints, slices, None, ...) gives a view; arrays give a copy."""
-    return all(k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice)) for k in key)
+def is_basic(key: tuple) -> bool:
+    """Basic indexing (ints, slices, None, ...) gives a view; arrays and bools give a copy."""
+    return all(
+        k is None or k is Ellipsis or type(k) is slice or (isinstance(k, (int, np.integer)) and not isinstance(k, bool))
+        for k in key
+    )
+
+
+def index(a: Tensor, key) -> Tensor:
+    """``a[key]``, as PyTorch computes it.
+
+    Entry by entry, a chain of views: ``Select`` for an integer, ``Slice`` for
+    a slice (skipped when it keeps the whole dimension, unless it is the whole
+    key), ``Unsqueeze`` for None, ``Alias`` if nothing is left to do. Lists,
+    arrays, tensors and bools are advanced indexing: after the views, one
+    ``Index`` node takes them all, and its result is a copy.
+    """
+    entries = normalize_index(key)
+    if type(key) is slice:
+        return Slice.apply(a, 0, key)
+    consumed = sum(_dims_consumed(k) for k in entries)
+    if consumed > a.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {a.ndim}")
+    at = next((i for i, k in enumerate(entries) if k is Ellipsis), None)  # not ``in``: arrays compare elementwise
+    if at is not None:
+        entries = entries[:at] + (slice(None),) * (a.ndim - consumed) + entries[at + 1:]
+    out, dim, source_dim = a, 0, 0  # the next entry indexes dimension dim of out, source_dim of a
+    advanced = []  # what is left for the final Index, one entry per entry of the key
+    for k in entries:
+        if k is None:
+            out = Unsqueeze.apply(out, dim)
+            advanced.append(slice(None))
+            dim += 1
+        elif type(k) is slice:
+            if k.indices(a.shape[source_dim]) != (0, a.shape[source_dim], 1):
+                out = Slice.apply(out, dim, k)
+            advanced.append(slice(None))
+            dim, source_dim = dim + 1, source_dim + 1
+        elif isinstance(k, (bool, np.bool_)):  # PyTorch: a new dimension, indexed by a one-element mask
+            out = Unsqueeze.apply(out, dim)
+            advanced.append(np.array([k]))
+            dim += 1
+        elif isinstance(k, (int, np.integer)):
+            out = Select.apply(out, dim, int(k))
+            source_dim += 1
+        else:
+            advanced.append(k)
+            dim, source_dim = dim + _dims_consumed(k), source_dim + _dims_consumed(k)
+    if any(isinstance(k, np.ndarray) for k in advanced):
+        return Index.apply(out, tuple(advanced))
+    return Alias.apply(a) if out is a else out
+
+
+def _dims_consumed(entry) -> int:
+    """How many dimensions of the indexed tensor an index entry uses up."""
+    if entry is None or entry is Ellipsis or isinstance(entry, (bool, np.bool_)):
+        return 0
+    if isinstance(entry, np.ndarray) and entry.dtype == np.bool_:
+        return entry.ndim
+    return 1
+
+
+class _KeyView(Function):
+    """A view ``a[key]`` for a basic key: its gradient goes back into zeros at ``key``."""
+
+    @staticmethod
+    def key(dim: int, entry) -> tuple:
+        return (slice(None),) * dim + (entry,)
+
+    @classmethod
+    def _view(cls, ctx, a, key: tuple, args: tuple) -> Tensor:
+        ctx.key, ctx.input_shape = key, a.shape
+        return view_of(a, a._data[key + (Ellipsis,)], (cls, args))  # the Ellipsis keeps a 0-d result an array
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (IndexAdd.apply(grad, ctx.key, ctx.input_shape),) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+
+class Select(_KeyView):
+    """``a.select(dim, i)``, ``a[i]``: removes dimension ``dim``."""
+
+    node_name = "SelectBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, i):
+        size = a.shape[dim]
+        if not -size <= i < size:
+            raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+        return Select._view(ctx, a, Select.key(dim, i), (dim, i))
+
+
+class Slice(_KeyView):
+    """``a[start:stop:step]`` along ``dim``."""
+
+    node_name = "SliceBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, entry):
+        return Slice._view(ctx, a, Slice.key(dim, entry), (dim, entry))
+
+
+class Alias(_KeyView):
+    """``a[...]``: the same values as a new view."""
+
+    node_name = "AliasBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return Alias._view(ctx, a, (), ())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
 
 
 class Index(Function):
+    """Advanced indexing: a copy. The index arrays are saved for backward (freed after it, as in PyTorch)."""
+
     node_name = "IndexBackward0"
 
     @staticmethod
     def forward(ctx, a, key):
-        ctx.key, ctx.input_shape = key, a.shape
-        out = a._data[key]
-        return view_of(a, out) if _is_basic(key) else Tensor._wrap(np.asarray(out))
+        ctx.input_shape = a.shape
+        _save_key(ctx, key)
+        return Tensor._wrap(np.asarray(a._data[key]))
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexAdd.apply(grad, ctx.key, ctx.input_shape), None
+        return IndexAdd.apply(grad, _saved_key(ctx), ctx.input_shape), None
+
+
+def _save_key(ctx, key: tuple) -> None:
+    """Save the arrays of an advanced key with ``save_for_backward``: a second backward then
+    fails once they are freed, as PyTorch's IndexBackward0 / IndexPutBackward0 do."""
+    ctx.key = tuple(None if isinstance(k, np.ndarray) else k for k in key)
+    ctx.array_positions = tuple(i for i, k in enumerate(key) if isinstance(k, np.ndarray))
+    ctx.save_for_backward(*(Tensor._wrap(key[i]) for i in ctx.array_positions))
+
+
+def _saved_key(ctx) -> tuple:
+    key = list(ctx.key)
+    for i, t in zip(ctx.array_positions, ctx.saved_tensors):
+        key[i] = t._data
+    return tuple(key)
 
 
 class IndexAdd(Function):
@@ -271,7 +425,10 @@ class IndexAdd(Function):
     def forward(ctx, values, key, shape):
         ctx.key = key
         out = np.zeros(shape, dtype=values._data.dtype)
-        np.add.at(out, key, values._data)
+        if is_basic(key):
+            out[key] = values._data  # no repeats: plain assignment (np.add.at is far slower)
+        else:
+            np.add.at(out, key, values._data)
         return Tensor._wrap(out)
 
     @staticmethod
@@ -286,23 +443,86 @@ class IndexPut(Function):
 
     @staticmethod
     def forward(ctx, a, key, value):
-        ctx.key = key
+        _save_key(ctx, key)
         ctx.value_shape = value.shape if isinstance(value, Tensor) else ()
         out = a._data.copy()
-        out[key] = value._data if isinstance(value, Tensor) else value
+        try:
+            out[key] = value._data if isinstance(value, Tensor) else value
+        except ValueError:
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(ctx.value_shape)} cannot be broadcast to "
+                f"indexing result of shape {list(out[key].shape)}"
+            ) from None
         return Tensor._wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
         need_a, _, need_value = ctx.needs_input_grad
+        key = _saved_key(ctx)
         grad_a = grad_value = None
         if need_a:
             keep = np.ones(grad.shape, dtype=grad._data.dtype)
-            keep[ctx.key] = 0  # overwritten elements don't reach the output
+            keep[key] = 0  # overwritten elements don't reach the output
             grad_a = grad * Tensor._wrap(keep)
         if need_value:
-            grad_value = sum_to(grad[ctx.key], ctx.value_shape)
+            grad_value = sum_to(grad[key], ctx.value_shape)
         return grad_a, None, grad_value
+
+
+class Copy(IndexPut):
+    """``a.copy_(src)``: ``a[...] = src`` (PyTorch's node name)."""
+
+    node_name = "torch::autograd::CopyBackwards"
+
+
+def replay(t: Tensor, steps: tuple, on_gradient: bool = False) -> Tensor:
+    """Take a view again: apply the view ``steps`` (``_ViewMeta.steps``) to ``t``.
+
+    On a gradient, whose memory layout may differ from the base's, ``view``
+    steps become ``reshape`` (same values, a copy only where it must).
+    """
+    for op, args in steps:
+        if on_gradient and op is Reshape:
+            args = args[:1]
+        t = op.apply(t, *args)
+    return t
+
+
+class CopySlices(Function):
+    """The base's history after an in-place operation on one of its views (PyTorch's name).
+
+    The base's new values are its old values with the view's region replaced
+    by ``values``, the in-place op's result. So the old base gets the incoming
+    gradient with that region zeroed, and ``values`` gets the region: both
+    found by replaying the view's ``steps``, on a mask and on the gradient.
+    """
+
+    node_name = "torch::autograd::CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, values, steps):
+        # PyTorch's CopySlices owns the in-place op's node and drops it when released, so a
+        # second backward through it always fails; holding ``values`` the same way does that here.
+        ctx.save_for_backward(values)
+        ctx.steps = steps
+        strides = base._data.strides
+        ctx.layout = tuple(sorted(range(base.ndim), key=lambda d: -abs(strides[d])))  # the base's memory order
+        return Tensor._wrap(base._data)  # the in-place op already wrote ``values`` into the base's memory
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.saved_tensors  # raises after a backward without retain_graph, as in PyTorch
+        grad_base = None
+        if ctx.needs_input_grad[0]:
+            shape, order = grad.shape, ctx.layout
+            outside = np.ones([shape[d] for d in order], grad._data.dtype).transpose(np.argsort(order))
+            with no_grad():
+                region = replay(Tensor._wrap(outside), ctx.steps)._data
+            if not np.may_share_memory(region, outside):
+                raise RuntimeError(f"CopySlices: the view steps {ctx.steps} copy instead of viewing; please report this")
+            region[...] = 0
+            grad_base = grad * Tensor._wrap(outside)
+        return grad_base, replay(grad, ctx.steps, on_gradient=True), None
 
 
 class ToCopy(Function):
