@@ -14,6 +14,7 @@ check per Function call and one per backward: it is meant for debugging only.
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 import warnings
 
@@ -87,7 +88,15 @@ def warn_forward_traceback(node) -> None:
         )
     else:
         message = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(stack)
-    warnings.warn(message, UserWarning, stacklevel=2)
+    warnings.warn(message, UserWarning, stacklevel=_first_caller_outside_minigrad())
+
+
+def _first_caller_outside_minigrad() -> int:
+    """The ``stacklevel`` that attributes a warning to the learner's ``backward()`` line, not to the engine."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def check_nan(node, grad_inputs: tuple) -> None:
