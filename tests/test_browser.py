@@ -1,13 +1,13 @@
 """End to end in a real browser: JupyterLab runs the tour notebook, headless Chromium shows it.
 
-    python -m pytest tests/test_browser.py -s                  # lessons/00_tour.ipynb
-    MINIGRAD_BROWSER_NOTEBOOK=/path/to/other.ipynb python -m pytest tests/test_browser.py -s
+    python -m pytest tests/test_browser.py -s                  # lessons 00 and 09
+    MINIGRAD_BROWSER_NOTEBOOK=lessons/10_nn_and_optim.ipynb python -m pytest tests/test_browser.py -s -k tour
 
 We start JupyterLab on a free loopback port with a random token and empty
 temporary config, data, runtime and IPython folders (so nothing of the
-machine's Jupyter setup is used or changed), serving a *copy* of the
-notebook's folder (so the committed notebook never gets outputs saved into
-it). Chromium (Debian's ``chromium``, driven by Playwright, never a
+machine's Jupyter setup is used or changed), serving a *copy* of the course
+(lessons/ and exercises/ side by side, as a learner opens it, so the links
+between them work; the committed notebooks never get outputs saved into them). Chromium (Debian's ``chromium``, driven by Playwright, never a
 downloaded browser) opens the notebook and runs all cells; then we check that
 no cell shows an error, that a graph image and the backward stepper widget
 rendered, and that moving the stepper's slider redraws its picture through
@@ -56,6 +56,9 @@ def notebook_path() -> Path:
     return path
 
 
+COURSE = ("lessons", "exercises")  # served side by side, as `minigrad-course open` serves them
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -76,11 +79,16 @@ def notebook() -> Path:
 
 @pytest.fixture(scope="module")
 def jupyter(notebook, tmp_path_factory):
-    """A JupyterLab server on a copy of the notebook's folder: ``(base_url, token, notebook_name)``."""
+    """A JupyterLab server on a copy of the course: ``(base_url, token, path of the notebook in it)``."""
     tmp = tmp_path_factory.mktemp("jupyter")
-    served = tmp / "notebooks"
-    shutil.copytree(notebook.parent, served, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    shutil.copy(notebook, served / notebook.name)
+    served = tmp / "course"
+    for folder in COURSE:
+        shutil.copytree(ROOT / folder, served / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    if notebook.parent.parent == ROOT and notebook.parent.name in COURSE:
+        name = f"{notebook.parent.name}/{notebook.name}"
+    else:  # a notebook from elsewhere: its own folder beside the course
+        shutil.copytree(notebook.parent, served / "other", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        name = f"other/{notebook.name}"
     config = tmp / "config"
     # Every cell in the DOM (no virtual scrolling), and no "receive news?" toast over the page.
     settings = config / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
@@ -117,7 +125,7 @@ def jupyter(notebook, tmp_path_factory):
                 if time.monotonic() > deadline:
                     pytest.fail(f"JupyterLab did not answer within {SERVER_START_TIMEOUT} s")
                 time.sleep(0.5)
-        yield base, token, notebook.name
+        yield base, token, name
     finally:
         try:  # kernels run in their own sessions: shut them down through the server first
             for kernel in api(base, token, "/api/kernels"):
@@ -250,7 +258,7 @@ OVERFLOWING = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
     .map(o => o.textContent.slice(0, 60))"""
 
 
-def test_notebook_in_jupyterlab(notebook, browser, jupyter, capsys):  # cheapest skips first
+def test_tour_as_projected(notebook, browser, jupyter, capsys):  # cheapest skips first
     base, token, name = jupyter
     page = browser.new_page(**PROJECTOR)
     page.set_default_timeout(WAIT_MS)
@@ -262,6 +270,7 @@ def test_notebook_in_jupyterlab(notebook, browser, jupyter, capsys):  # cheapest
         page.evaluate("window.jupyterapp.commands.execute('application:toggle-left-area')")  # as a lecturer would
         check_notebook(page, lambda what: shots.append(shoot(page, f"{stem}-{what}")))
         check_reopened(page, base, token, name)
+        check_link_to_a_worksheet(page)
     finally:  # on failure too: the picture shows what went wrong
         shots.append(shoot(page, f"{stem}-last"))
         page.close()
@@ -357,3 +366,47 @@ def check_reopened(page, base: str, token: str, name: str) -> None:
     static = visible(page.locator("[class$='-static'] svg").first, "static picture of the stepper after a reload")
     static.scroll_into_view_if_needed()
     shoot(page, f"{Path(name).stem}-reopened")
+
+
+def check_link_to_a_worksheet(page) -> None:
+    """A learner clicks the first link to a worksheet: JupyterLab opens it (not "file not found")."""
+    link = page.locator(".jp-RenderedMarkdown a[href*='exercises/']").first
+    href = link.get_attribute("href")
+    link.scroll_into_view_if_needed()
+    link.click()
+    target = href.split("exercises/", 1)[1].split("?")[0].split("#")[0]
+    try:
+        page.wait_for_function("name => { const w = window.jupyterapp.shell.currentWidget;"
+                               " return w && w.context && w.context.path === 'exercises/' + name"
+                               " && w.context.isReady; }", arg=target, timeout=WAIT_MS)
+    except Exception:  # noqa: BLE001  (a timeout: say which link did not open)
+        pytest.fail(f"the lesson's link {href} did not open the worksheet")
+    assert not page.locator(".jp-Dialog").count(), page.locator(".jp-Dialog").inner_text()
+    shoot(page, "link-to-worksheet")
+
+
+def test_explorer_fits_the_projector(browser, jupyter, capsys):
+    """Lesson 09's explorer: sliders and both panels on one projected screen, sliders lined up."""
+    base, token, _ = jupyter
+    page = browser.new_page(**PROJECTOR)
+    page.set_default_timeout(WAIT_MS)
+    try:
+        page.goto(f"{base}/lab/tree/lessons/09_higher_order.ipynb?token={token}&reset")
+        wait_for_kernel(page)
+        page.evaluate("window.jupyterapp.commands.execute('application:toggle-left-area')")
+        state = run_all_cells(page)
+        assert not state["errors"], "cells raised: " + "; ".join(state["errors"])
+        explorer = visible(page.locator(".jp-OutputArea-output .widget-vbox", has=page.locator(".widget-image")).first,
+                           "function explorer")
+        explorer.scroll_into_view_if_needed()
+        tracks = [t.bounding_box() for t in explorer.locator(".noUi-base").all()]
+        assert len(tracks) == 2 and abs(tracks[0]["x"] - tracks[1]["x"]) < 1 and \
+            abs(tracks[0]["width"] - tracks[1]["width"]) < 1, f"the sliders do not line up: {tracks}"
+        assert explorer.bounding_box()["height"] <= PROJECTOR["viewport"]["height"], "the explorer is taller than the screen"
+        assert not page.evaluate(OVERFLOWING)
+        assert "f_prime" not in explorer.inner_text()
+    finally:
+        shot = shoot(page, "09_higher_order-explorer")
+        page.close()
+        with capsys.disabled():
+            print(f"\nscreenshot: {shot}")
