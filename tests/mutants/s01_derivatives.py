@@ -28,8 +28,8 @@ def gradient_check(f, x, eps=1e-6, atol=1e-5, rtol=1e-3):
     return ok, float(error.max())
 '''
 
-GRADIENT_USERS = {"gradient_values", "gradient_restores", "check_accepts_correct", "check_rejects_wrong",
-                  "check_tolerance"}
+GRADIENT_USERS = {"gradient_values", "gradient_restores", "gradient_contract", "check_accepts_correct",
+                  "check_rejects_wrong", "check_fresh_leaf", "check_tolerance"}
 
 MUTANTS = [
     Mutant(
@@ -112,6 +112,31 @@ def numerical_gradient(f, x, eps=1e-6):
             "analytical = numerical_gradient(f, x.detach().clone(), eps).numpy()")},
         lost={"check_rejects_wrong", "check_tolerance"},
         feedback={"check_rejects_wrong": "said ok for x**2"},
+    ),
+    Mutant(
+        "backward_into_the_callers_x",
+        {"gradient_check": CHECK.replace("leaf = x.detach().clone().requires_grad_()", "leaf = x.requires_grad_()")},
+        lost={"check_fresh_leaf"},
+        feedback={"check_fresh_leaf": "backward added into the caller's x.grad"},
+    ),
+    Mutant(
+        "max_error_as_a_numpy_number",
+        {"gradient_check": CHECK.replace("float(error.max())", "error.max()")},
+        lost={"check_fresh_leaf"},
+        feedback={"check_fresh_leaf": "return it as a Python float"},
+    ),
+    Mutant(
+        "evaluations_recorded",
+        {"numerical_gradient": GRADIENT.replace("    with minigrad.no_grad():\n", "    if True:\n")},
+        lost={"gradient_contract"},
+        feedback={"gradient_contract": "inside `with minigrad.no_grad():`"},
+    ),
+    Mutant(
+        "returns_a_numpy_array",
+        {"numerical_gradient": GRADIENT.replace("return minigrad.tensor(grad)", "return grad")},
+        lost={"gradient_contract", "check_accepts_correct", "check_rejects_wrong", "check_fresh_leaf",
+              "check_tolerance"},
+        feedback={"gradient_contract": "returned a ndarray: return a minigrad tensor"},
     ),
     Mutant(
         "max_relative_error",

@@ -83,10 +83,11 @@ def judge_derivative_central(mine: dict, ref: dict) -> Verdict:
 # -- numerical_gradient -------------------------------------------------------------------
 def watched(x0: np.ndarray, fn):
     """``fn`` wrapped so that the probe learns how the learner called it."""
-    seen = {"calls": 0, "dtypes": set(), "max_changed": 0}
+    seen = {"calls": 0, "dtypes": set(), "max_changed": 0, "recording": 0}
 
     def f(t):
         seen["calls"] += 1
+        seen["recording"] += minigrad.is_grad_enabled()
         seen["dtypes"].add(str(t.dtype).replace("minigrad.", ""))
         values = t.detach().numpy()
         if values.shape == x0.shape:
@@ -132,6 +133,31 @@ def judge_gradient_values(mine: dict, ref: dict) -> Verdict:
                               "divide by 2 * eps, the distance between x - eps and x + eps")
     return Verdict(False, f"for f(x) = sum(tanh(x) * w) + sum(x**3) / 3 your gradient is {fmt(mine['grad'])}, "
                           f"expected {fmt(ref['grad'])}")
+
+
+def probe_gradient_contract(ns: dict, rng: np.random.Generator) -> dict:
+    """What numerical_gradient returns, and whether f ran with gradient recording off."""
+    x0 = rng.standard_normal((2, 3))
+    f, seen = watched(x0, separable(rng.standard_normal((2, 3))))
+    grad = ns["numerical_gradient"](f, minigrad.tensor(x0.copy()))
+    is_tensor = isinstance(grad, minigrad.Tensor)
+    return {"type": type(grad).__name__, "tensor": is_tensor,
+            "dtype": str(grad.dtype).replace("minigrad.", "") if is_tensor else None,
+            "recording": seen["recording"], "calls": seen["calls"]}
+
+
+def judge_gradient_contract(mine: dict, ref: dict) -> Verdict:
+    if not mine["tensor"]:
+        return Verdict(False, f"numerical_gradient returned a {mine['type']}: return a minigrad tensor, "
+                              "minigrad.tensor(array) of your float64 array")
+    if mine["dtype"] != "float64":
+        return Verdict(False, f"numerical_gradient returned a {mine['dtype']} tensor: return a float64 tensor (the "
+                              "differences of nearby values need float64's 16 digits; keep the array float64)")
+    if mine["recording"]:
+        return Verdict(False, f"f ran {mine['recording']} of {mine['calls']} times with gradient recording on: run "
+                              "the evaluations inside `with minigrad.no_grad():`, so that no graph is built for "
+                              "numbers that only feed a difference quotient")
+    return Verdict(True)
 
 
 def probe_gradient_restores(ns: dict, rng: np.random.Generator) -> dict:
@@ -226,6 +252,35 @@ def judge_accepts_correct(mine: dict, ref: dict) -> Verdict:
     if not (0 <= result["error"] < 1e-5):
         return Verdict(False, f"for a correct function your max_error is {fmt(result['error'])}, expected about "
                               f"{fmt(ref['result']['error'])}: return the largest |analytical - numerical|")
+    return Verdict(True)
+
+
+def probe_fresh_leaf(ns: dict, rng: np.random.Generator) -> dict:
+    """gradient_check twice on the caller's tensor x: what happens to x, and the second answer."""
+    values = rng.standard_normal((2, 3))
+    f = separable(rng.standard_normal((2, 3)))
+    x = minigrad.tensor(values.copy(), requires_grad=True)
+    first = ns["gradient_check"](f, x)
+    second = ns["gradient_check"](f, x)
+    return {"grad_left": x.grad is not None, "requires_grad": x.requires_grad,
+            "values_kept": bool(np.array_equal(x.detach().numpy(), values)),
+            "first": [bool(first[0]), float(first[1])], "second": [bool(second[0]), float(second[1])],
+            "error_type": type(first[1]).__name__}
+
+
+def judge_fresh_leaf(mine: dict, ref: dict) -> Verdict:
+    fresh = ("make a fresh leaf, leaf = x.detach().clone().requires_grad_(), and call backward on f(leaf): "
+             "the caller's x must come out exactly as it went in")
+    if mine["grad_left"] or not mine["second"][0]:
+        second = f"({mine['second'][0]}, {fmt(mine['second'][1])})"
+        return Verdict(False, f"gradient_check on a tensor x that requires grad left x.grad set, and a second call "
+                              f"on the same x returned {second}: backward added into the caller's x.grad, which "
+                              f"then holds the sum of both calls' gradients. {fresh[0].upper() + fresh[1:]}")
+    if not mine["values_kept"]:
+        return Verdict(False, f"gradient_check changed the values of the caller's x: {fresh}")
+    if mine["error_type"] != "float":
+        return Verdict(False, f"max_error is a {mine['error_type']}: return it as a Python float, "
+                              "float(error.max())")
     return Verdict(True)
 
 
@@ -333,10 +388,15 @@ STAGE = Stage(
               probe_gradient_values, judge_gradient_values, part="numerical_gradient"),
         Check("gradient_restores", 1, "x is left exactly as it was", probe_gradient_restores,
               judge_gradient_restores, needs=("gradient_values",), part="numerical_gradient"),
+        Check("gradient_contract", 1, "a float64 tensor, from evaluations inside no_grad", probe_gradient_contract,
+              judge_gradient_contract, needs=("gradient_values",), part="numerical_gradient"),
         Check("check_accepts_correct", 1, "a correct backward passes, with a tiny max_error", probe_accepts_correct,
               judge_accepts_correct, needs=("gradient_values",), part="gradient_check"),
         Check("check_rejects_wrong", 1, "a wrong backward fails, with the right max_error", probe_rejects_wrong,
               judge_rejects_wrong, needs=("gradient_values",), part="gradient_check"),
+        Check("check_fresh_leaf", 1, "backward runs on a fresh leaf: the caller's x is untouched, a second "
+              "call agrees; max_error is a float", probe_fresh_leaf, judge_fresh_leaf,
+              needs=("check_accepts_correct",), part="gradient_check"),
         Check("check_tolerance", 2, "|a - n| <= atol + rtol * |n|, with the atol and rtol given", probe_tolerance,
               judge_tolerance, needs=("check_accepts_correct", "check_rejects_wrong"), part="gradient_check"),
     ),
