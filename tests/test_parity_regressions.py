@@ -695,3 +695,133 @@ def test_setitem_with_a_value_of_the_wrong_shape():
         x = lib.zeros(2)
         x[:] = lib.ones(3)
     same(prog2)
+
+
+# -- 7. mark_dirty, validated as PyTorch validates it --------------------------------------------
+def _dirty_functions(lib):
+    class Double(fn(lib)):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class DoubleTwoOutputs(fn(lib)):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x * 3
+
+        @staticmethod
+        def backward(ctx, g, g2):
+            return g * 2 + g2 * 3
+
+    class DirtyNotInput(fn(lib)):
+        @staticmethod
+        def forward(ctx, x):
+            y = lib.ones(1)
+            ctx.mark_dirty(y)
+            return x * 2, y
+
+        @staticmethod
+        def backward(ctx, g, g2):
+            return g * 2
+
+    class MulInto(fn(lib)):
+        @staticmethod
+        def forward(ctx, x, y):
+            x.mul_(y)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x, y)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y, g * x / y
+
+    return Double, DoubleTwoOutputs, DirtyNotInput, MulInto
+
+
+@pytest.mark.parametrize("case", [
+    "leaf", "leaf under no_grad", "view of leaf", "view of leaf under no_grad", "view with two outputs",
+    "view with two outputs, nothing recorded", "non-view with two outputs", "not an input", "view of a graph tensor",
+    "view of a base without history", "saved dirty input",
+])
+def test_mark_dirty_validation_and_results(case):
+    def prog(lib):
+        Double, DoubleTwoOutputs, DirtyNotInput, MulInto = _dirty_functions(lib)
+        leaf = lib.ones(3, requires_grad=True)
+        if case == "leaf":
+            return Double.apply(leaf)
+        if case == "leaf under no_grad":
+            with lib.no_grad():
+                Double.apply(leaf)
+            return leaf, leaf._version
+        if case == "view of leaf":
+            return Double.apply(leaf[:2])
+        if case == "view of leaf under no_grad":
+            with lib.no_grad():
+                Double.apply(leaf[:2])
+            return leaf
+        if case == "view with two outputs":
+            return DoubleTwoOutputs.apply((leaf * 1)[:2])
+        if case == "view with two outputs, nothing recorded":
+            b = lib.ones(3)
+            return DoubleTwoOutputs.apply(b[:2]), b
+        if case == "non-view with two outputs":
+            h = leaf * 1
+            out, tripled = DoubleTwoOutputs.apply(h)
+            (out.sum() + tripled.sum()).backward()
+            return out is h, h.grad_fn.name(), leaf.grad
+        if case == "not an input":
+            out = DirtyNotInput.apply(leaf)
+            return out, [o.grad_fn.name() for o in out]
+        if case == "view of a graph tensor":
+            b = leaf * 1
+            v = b[:2]
+            out = Double.apply(v)
+            names = out is v, b.grad_fn.name(), b._version
+            (b * lib.tensor([1., 2., 3.])).sum().backward()
+            return names, b, leaf.grad
+        if case == "view of a base without history":
+            w = lib.tensor([2., 3.], requires_grad=True)
+            b = lib.ones(3)
+            v = b[1:]
+            out = MulInto.apply(v, w)
+            flags = out is v, b.requires_grad, b.grad_fn.name()
+            (b * lib.tensor([1., 10., 100.])).sum().backward()
+            return flags, b, w.grad
+        if case == "saved dirty input":
+            w = lib.tensor([2., 3.], requires_grad=True)
+            h = leaf[:2] * 3
+            MulInto.apply(h, w)
+            h.sum().backward()
+            return h, leaf.grad, w.grad
+    same(prog)
+
+
+def test_mark_dirty_of_a_tensor_that_is_not_an_input_warns():
+    _, _, DirtyNotInput, _ = _dirty_functions(minigrad)
+    with pytest.warns(UserWarning, match="not an input"):
+        DirtyNotInput.apply(minigrad.ones(1, requires_grad=True))
+
+
+def test_mark_dirty_keeps_old_hooks_and_moves_retain_grad():
+    def prog(lib):
+        Double = _dirty_functions(lib)[0]
+        log = []
+        a = lib.ones(2, requires_grad=True)
+        h = a * 1
+        h.retain_grad()
+        h.register_hook(lambda g: log.append(("old", g.tolist())))
+        out = Double.apply(h)
+        h.register_hook(lambda g: log.append(("new", g.tolist())))
+        (h * 3).sum().backward()
+        return out is h, log, h.grad, a.grad
+    same(prog)

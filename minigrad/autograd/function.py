@@ -252,7 +252,7 @@ class Function:
         if not is_tuple:
             outputs = (outputs,)
         if ctx._dirty:
-            _mark_dirty_outputs(ctx._dirty, outputs)
+            _mark_dirty_outputs(ctx, args, outputs, grad_was_enabled and True in needs_input_grad)
         if grad_was_enabled:
             if True in needs_input_grad:
                 outputs = _connect_outputs(ctx, args, outputs)
@@ -295,17 +295,41 @@ def _bind_keywords(cls: type, args: tuple, kwargs: dict) -> tuple:
     return tuple(args)
 
 
-def _mark_dirty_outputs(dirty: tuple, outputs: tuple) -> None:
-    """Inputs modified in place: they must be returned, and their version goes up."""
-    for t in dirty:
+def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recording: bool) -> None:
+    """Inputs that forward modified in place, checked as PyTorch does: they must be returned, and a
+    recorded in-place change must be one autograd can represent. Their version goes up."""
+    dirty = []
+    for t in ctx._dirty:
         if _index_of(t, outputs) is None:
             raise RuntimeError(
                 "Some elements marked as dirty during the forward method were not returned as output. "
                 "The inputs that are modified inplace must all be outputs of the Function."
             )
-        if t._requires_grad and t.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-        t._version_counter.value += 1  # NumPy writes are invisible to us: count the change here
+        if _index_of(t, inputs) is None:
+            warnings.warn(
+                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have "
+                "been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=3,
+            )
+            continue  # then it is an ordinary output
+        if recording and t._base is not None:
+            if sum(isinstance(o, _tensor.Tensor) for o in outputs) > 1:
+                raise RuntimeError(
+                    "If your Function modifies inplace an input that is a view of another Tensor, your "
+                    "Function cannot return more than one Tensor. This is not supported by the current "
+                    "autograd engine. You should either make sure the input is not a view (using .clone() "
+                    "for example) or make your Function only return one Tensor (potentially splitting it "
+                    "into two Functions: one doing the inplace that returns a single Tensor and a second "
+                    "one that does the other operations)."
+                )
+            t._check_inplace_on_view()
+        elif recording and t._requires_grad and t.grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad has been used in an in-place operation: modify a "
+                "copy (.clone()), or apply the Function under minigrad.no_grad()."
+            )
+        t._version_counter.value += 1  # as PyTorch's apply; it also counts writes made through NumPy
+        dirty.append(t)
+    ctx._dirty = tuple(dirty)
 
 
 def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
@@ -331,6 +355,12 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
             meta.steps, meta.custom = None, _unreplayable_view_message(i, ctx._forward_cls.__name__, meta, len(outputs))
         if out._data.dtype.kind != "f" or _index_of(out, non_differentiable) is not None:
             out._requires_grad = False
+        elif dirty and out._base is not None:  # a view changed in place: its base gets the new history
+            values = Tensor._wrap(out._data)
+            values._requires_grad, values.grad_fn, values._output_nr = True, ctx, i
+            out._rebase_view(values)
+        elif dirty:
+            out._set_history(ctx, i)  # retain_grad moves to the new version; hooks stay with the old one
         else:
             out._requires_grad, out.grad_fn, out._output_nr = True, ctx, i
         connected.append(out)
