@@ -1,5 +1,7 @@
 """Command line for the course tooling: ``python -m minigrad.course`` (or ``minigrad-course``).
 
+    init DIR                        copy the lessons and worksheets into DIR, to work in
+    open [DIR]                      JupyterLab at the course's root, on lesson 00
     build [--check] [--root PATH]   write exercises/ from solutions/
     strip PATH...                   strip outputs from notebooks, in place
 
@@ -10,13 +12,28 @@ The builder is imported only when a command runs, so ``--help`` is instant.
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "course_source"]
 
 FIX_COMMAND = "python -m minigrad.course build"
+COURSE_FOLDERS = ("lessons", "exercises")
+FIRST_LESSON = "lessons/00_tour.ipynb"
+
+
+def course_source() -> Path:
+    """Where this installation's lessons and worksheets are: inside the wheel
+    (``minigrad/course/content``), or the checkout an editable install points at."""
+    here = Path(__file__).resolve().parent
+    for root in (here / "content", here.parent.parent):
+        if all((root / folder).is_dir() for folder in COURSE_FOLDERS):
+            return root
+    raise FileNotFoundError(f"this installation of minigrad has no lessons/ and exercises/ (looked in {here / 'content'} "
+                            f"and {here.parent.parent}): reinstall it from a wheel or a checkout")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,6 +44,28 @@ def _parser() -> argparse.ArgumentParser:
         "2 usage error.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    init = commands.add_parser(
+        "init",
+        help="copy the lessons and worksheets into DIR (a writable folder to work in)",
+        description="Copy lessons/ and exercises/ of this installation into DIR, so that you can run and "
+        "edit them (links between lessons and worksheets are relative: keep the two folders side by side). "
+        "Existing files are never overwritten. Then: minigrad-course open DIR.",
+    )
+    init.add_argument("dir", type=Path, metavar="DIR")
+
+    open_ = commands.add_parser(
+        "open",
+        help="start JupyterLab at the course's root, on lesson 00",
+        description="Start JupyterLab with the course folder (holding lessons/ and exercises/) as its root, "
+        f"so that links between lessons and worksheets work, and open {FIRST_LESSON}. The same as "
+        f"`jupyter lab --ServerApp.root_dir=DIR DIR/{FIRST_LESSON}`.",
+    )
+    open_.add_argument("dir", type=Path, nargs="?", metavar="DIR",
+                       help="the course folder (default: the current folder or the nearest one above it "
+                       "holding lessons/; else this installation's)")
+    open_.add_argument("jupyter_args", nargs=argparse.REMAINDER, metavar="-- ARGS",
+                       help="more arguments for jupyter lab (e.g. -- --no-browser --port 8890)")
 
     build = commands.add_parser(
         "build",
@@ -63,9 +102,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (see the module docstring)."""
     parser = _parser()
     args = parser.parse_args(argv)  # exits with 2 on a usage error
+    if args.command == "init":
+        return _init(parser, args.dir)
+    if args.command == "open":
+        return _open(parser, args.dir, args.jupyter_args)
     if args.command == "build":
         return _build(parser, args.root, args.check)
     return _strip(parser, args.paths)
+
+
+def _init(parser: argparse.ArgumentParser, target: Path) -> int:
+    try:
+        source = course_source()
+    except FileNotFoundError as err:
+        parser.error(str(err))
+    copied = kept = 0
+    for folder in COURSE_FOLDERS:
+        (target / folder).mkdir(parents=True, exist_ok=True)
+        for notebook in sorted((source / folder).glob("[0-9][0-9]_*.ipynb")):
+            destination = target / folder / notebook.name
+            if destination.exists():
+                kept += 1
+                continue
+            shutil.copyfile(notebook, destination)
+            copied += 1
+    print(f"copied {copied} notebooks into {target}" + (f" (kept {kept} you already had)" if kept else ""))
+    print(f"Open the course: minigrad-course open {target}")
+    return 0
+
+
+def _open(parser: argparse.ArgumentParser, folder: Path | None, extra: list[str]) -> int:
+    if folder is None:
+        here = Path.cwd().resolve()
+        folder = next((p for p in (here, *here.parents) if (p / FIRST_LESSON).is_file()), None)
+        if folder is None:
+            try:
+                folder = course_source()
+            except FileNotFoundError as err:
+                parser.error(str(err))
+    if not (folder / FIRST_LESSON).is_file():
+        parser.error(f"{folder} has no {FIRST_LESSON}: make a course folder with `minigrad-course init {folder}`")
+    folder = folder.resolve()
+    extra = extra[1:] if extra[:1] == ["--"] else extra
+    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={folder}", str(folder / FIRST_LESSON),
+               *extra]
+    print("running: " + " ".join(command), file=sys.stderr)
+    try:
+        return subprocess.call(command)
+    except KeyboardInterrupt:
+        return 130
 
 
 def _build(parser: argparse.ArgumentParser, root: Path | None, check: bool) -> int:

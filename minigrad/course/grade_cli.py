@@ -132,24 +132,28 @@ def in_shard(name: str, shard: tuple[int, int] | None) -> bool:
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big") % n == k - 1
 
 
-def _assignment(args: argparse.Namespace, learners: list, templates_dir: Path | None) -> tuple[str, ...]:
-    """The assignment's stage keys: --stages, else the stages of the submitted notebooks."""
+def _assignment(args: argparse.Namespace, learners: list, templates_dir: Path | None
+                ) -> tuple[tuple[str, ...], list[Path]]:
+    """The assignment's stage keys (--stages, else the stages of the submitted notebooks), and
+    the submitted notebooks of other stages (left out of this run)."""
     from minigrad.course import grader as g
     from minigrad.course.gradescope import choose_stages
 
     templates = g.load_templates(templates_dir or g.find_templates())
-    if args.stages:
-        return tuple(choose_stages(templates, [s.strip() for s in args.stages.split(",") if s.strip()]))
-    found = set()
+    stage_of = {}
     for learner in learners:
         for path in learner.files:
             key, _ = g.identify_stage(path, None, templates)
             if key is None:  # not named like a worksheet: its grade_ids say which it is
                 sub = g.read_submission(path)
                 key, _ = g.identify_stage(path, sub.notebook, templates) if sub.notebook else (None, "")
-            if key is not None:
-                found.add(key)
-    return tuple(k for k in templates if k in found) or tuple(templates)
+            stage_of[path] = key
+    if args.stages:
+        stages = tuple(choose_stages(templates, [s.strip() for s in args.stages.split(",") if s.strip()]))
+    else:
+        stages = tuple(k for k in templates if k in stage_of.values()) or tuple(templates)
+    others = [path for path, key in stage_of.items() if key is not None and key not in stages]
+    return stages, others
 
 
 class Progress:
@@ -212,9 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("no notebooks found in " + ", ".join(map(str, args.paths)))
     quick_look = (not args.record and len(args.paths) == 1 and args.paths[0].is_file() and args.shard is None)
     try:
-        stages = _assignment(args, learners, args.templates)
+        stages, others = _assignment(args, learners, args.templates)
     except (KeyError, FileNotFoundError) as e:
         parser.error(e.args[0] if e.args else str(e))
+    if others:
+        print(f"minigrad-grade: left out {len(others)} notebook(s) of stages outside the assignment "
+              f"({', '.join(stages)}), e.g. {others[0]}", file=sys.stderr)
+        for learner in learners:
+            learner.files = [f for f in learner.files if f not in others]
     cache = None if args.no_cache or quick_look else (args.cache or args.out / ".cache")
     config = g.GradeConfig(seed=args.seed, limits=limits, isolation=args.isolation, python=args.python,
                            stages=stages, templates=args.templates, cache_dir=cache)
