@@ -13,6 +13,8 @@ Which error: a CPU-only build of PyTorch (what a learner has on a laptop) raises
 """
 from __future__ import annotations
 
+import builtins
+
 _KNOWN_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu", "hpu", "mtia", "vulkan")
 
 
@@ -39,7 +41,7 @@ class device:
                 "only. Use 'cpu'."
             )
         elif not isinstance(type, str):
-            raise TypeError(f"device() expects a string such as 'cpu', got {builtins_type(type).__name__}")
+            raise TypeError(f"device() expects a string such as 'cpu', got {builtins.type(type).__name__}")
         else:
             name, _, number = type.partition(":")
             if name not in _KNOWN_TYPES:
@@ -71,8 +73,6 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
-
-builtins_type = type  # ``type`` is a parameter name in device.__init__, as in PyTorch
 
 CPU = device("cpu")
 _default = CPU

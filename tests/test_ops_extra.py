@@ -371,6 +371,7 @@ BAD = {
     "randn_cuda": lambda L: L.randn(2, device="cuda"),
     "zeros_mps": lambda L: L.zeros(2, device="mps"),
     "device_unknown": lambda L: L.device("gpu"),
+    "zeros_int_device": lambda L: L.zeros(1, device=0),
     "arange_unknown_device": lambda L: L.arange(3, device="tpu"),
 }
 
