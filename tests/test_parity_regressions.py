@@ -825,3 +825,46 @@ def test_mark_dirty_keeps_old_hooks_and_moves_retain_grad():
         (h * 3).sum().backward()
         return out is h, log, h.grad, a.grad
     same(prog)
+
+
+# -- a custom Function's backward runs even when no gradient reached it --------------------------
+def test_custom_function_that_receives_no_gradient_still_runs():
+    def prog(lib):
+        log = []
+
+        class Loud(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                log.append(g.tolist())
+                return g * 2
+
+        class Quiet(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(False)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                log.append(g)
+                return None if g is None else g * 2
+
+        class Stop(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return None
+
+        x, y, z = (lib.ones(2, requires_grad=True) for _ in range(3))
+        Stop.apply(Loud.apply(x)).sum().backward()
+        Stop.apply(Quiet.apply(y)).sum().backward()
+        Stop.apply(z.exp()).sum().backward()
+        return log, x.grad, y.grad, z.grad
+    same(prog)

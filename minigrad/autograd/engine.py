@@ -139,7 +139,9 @@ def run_backward(
         for node in order:
             grads = buffers.pop(node, None)
             if grads is None:
-                continue  # no gradient reached this node
+                if not node._runs_without_grad:
+                    continue  # no gradient reached this node
+                grads = [None] * node._num_outputs
             grads = node._call_pre_hooks(grads)
             if capture:
                 for output_nr, g in enumerate(grads):

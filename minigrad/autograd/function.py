@@ -189,6 +189,9 @@ class Function:
         node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
         cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
             "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls),
+            # PyTorch runs a custom Function's backward even when no gradient reached it (with zeros,
+            # or Nones without materialize_grads); its built-in ops (here: minigrad's own) skip it.
+            "_runs_without_grad": not cls.__module__.startswith("minigrad."),
         })
 
     def __init__(self, *args, **kwargs) -> None:

@@ -36,6 +36,7 @@ class Node:
     _num_outputs = 1
     _pre_hooks: dict | None = None  # output_nr -> OrderedDict of tensor hooks (made when first needed)
     _retains_grad: dict | None = None  # output_nr -> weakref to the tensor
+    _runs_without_grad = False  # run even when no gradient reached it (custom Functions, as in PyTorch)
     # (node pre-hooks, node post-hooks), made by the first register_prehook/register_hook:
     # the engine checks only this one attribute on nodes without hooks.
     _node_hooks: tuple[OrderedDict, OrderedDict] | None = None
