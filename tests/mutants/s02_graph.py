@@ -45,7 +45,7 @@ def list_graph(tensor):
     return nodes, edges
 '''
 
-LIST_CHECKS = {"graph_nodes", "graph_edges", "graph_deep", "graph_diamonds", "graph_real"}
+LIST_CHECKS = {"graph_nodes", "graph_root_first", "graph_edges", "graph_deep", "graph_diamonds", "graph_real"}
 
 MUTANTS = [
     Mutant(
@@ -72,7 +72,43 @@ MUTANTS = [
         return Node(self.op, self.inputs)
 ''')},
         lost={"recorder_shares"},
-        feedback={"recorder_shares": "the very same object"},
+        feedback={"recorder_shares": "reading a.node twice gives two different objects"},
+    ),
+    Mutant(
+        "shared_default_leaf_node",
+        {"recorder": RECORDER.replace(
+            '    def __init__(self, data, node=None):\n        self.data = data\n'
+            '        self.node = Node("leaf", ()) if node is None else node',
+            '    def __init__(self, data, node=Node("leaf", ())):\n        self.data = data\n        self.node = node')},
+        lost={"recorder_shares"},
+        feedback={"recorder_shares": "a default argument such as node=Node('leaf', ()) is evaluated once"},
+    ),
+    Mutant(
+        "leaves_first",
+        {"list_graph": LIST_GRAPH.replace("    return nodes, edges", "    return nodes[::-1], edges")},
+        lost={"graph_root_first"},
+        feedback={"graph_root_first": "start with tensor.grad_fn (SumBackward0"},
+    ),
+    Mutant(
+        "edges_read_at_every_visit",
+        {"list_graph": '''
+def list_graph(tensor):
+    if tensor.grad_fn is None:
+        return [], []
+    nodes, edges, seen, stack = [], [], set(), [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            nodes.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                edges.append((node, child))
+                stack.append(child)
+    return nodes, edges
+'''},
+        lost={"graph_edges", "graph_diamonds", "graph_real"},
+        feedback={"graph_edges": "had its next_functions read twice"},
     ),
     Mutant(
         "leaf_without_a_node",

@@ -109,15 +109,25 @@ def probe_recorder_shares(ns: dict, rng: np.random.Generator) -> dict:
             distinct[id(node)] = node
             stack.extend(node.inputs)
     return {"shared": first is second.inputs[0], "is_h": first is h.node,
-            "leaf_kept": h.node.inputs[0] is a.node, "count": len(distinct)}
+            "leaf_kept": h.node.inputs[0] is a.node, "stable": a.node is a.node and h.node is h.node,
+            "distinct_leaves": Value(1.0).node is not Value(2.0).node, "count": len(distinct)}
 
 
 def judge_recorder_shares(mine: dict, ref: dict) -> Verdict:
+    if not mine["stable"]:
+        return Verdict(False, "reading a.node twice gives two different objects: a value's node must be made once, "
+                              "when the value is made (in __init__), and stored; a property or method that builds a "
+                              "new Node on each access gives every consumer a node of its own")
+    if not mine["distinct_leaves"]:
+        return Verdict(False, "Value(1.0).node and Value(2.0).node are the same object, so all your leaves are one "
+                              "node: a default argument such as node=Node('leaf', ()) is evaluated once, when `def` "
+                              "runs, and shared by every call. Use node=None and make Node('leaf', ()) inside __init__")
     if not (mine["shared"] and mine["is_h"] and mine["leaf_kept"]):
-        return Verdict(False, f"in h = mul(a, b); y = add(h, exp(h)) your graph has {mine['count']} distinct nodes, "
-                              f"expected {ref['count']}: h is used twice, so y's node and exp's node must both point "
-                              "to the very same object, h.node. Create a value's node once (when the value is made) "
-                              "and store it; don't build a new Node each time it is used")
+        count = (f"your graph has {mine['count']} distinct nodes, expected {ref['count']}: "
+                 if mine["count"] != ref["count"] else "")
+        return Verdict(False, f"in h = mul(a, b); y = add(h, exp(h)) {count}h is used twice, so y's node and exp's "
+                              "node must both point to the very same object, h.node (and h's node to a.node itself). "
+                              "Record the nodes the values already have; don't build new ones when a value is used")
     return Verdict(True)
 
 
@@ -199,6 +209,15 @@ def judge_graph_nodes(mine: dict, ref: dict) -> Verdict:
     return Verdict(True)
 
 
+def judge_graph_root_first(mine: dict, ref: dict) -> Verdict:
+    nodes, expected = mine["nodes"], ref["nodes"]
+    if nodes[:1] != expected[:1]:
+        return Verdict(False, f"your nodes start with {nodes[0] if nodes else 'nothing'}: start with tensor.grad_fn "
+                              f"({expected[0]}, the node that made the tensor), then list each node as you first "
+                              "reach it from there")
+    return Verdict(True)
+
+
 def probe_graph_edges(ns: dict, rng: np.random.Generator) -> dict:
     edges = small_graph(rng)
     return _listed(ns["list_graph"](build(edges)))
@@ -212,10 +231,14 @@ def judge_graph_edges(mine: dict, ref: dict) -> Verdict:
         return Verdict(False, f"your edges point from producer to consumer, e.g. ({got[0][0]}, {got[0][1]}): "
                               "write each edge as (consumer, producer), the way next_functions points: "
                               "from a node to the nodes that made its inputs")
-    if set(got) == set(want):
+    if set(got) == set(want) and len(got) < len(want):
         return Verdict(False, f"you list {len(got)} edges, expected {len(want)}: MulBackward0(h*h) uses "
                               "MulBackward0(h) twice (h * h), so that edge appears twice. Give one edge per "
                               "non-None entry of next_functions, without removing repeats")
+    if set(got) == set(want):
+        return Verdict(False, f"you list {len(got)} edges, expected {len(want)}: a node reached along two paths "
+                              "(MulBackward0(h) is used by both products) had its next_functions read twice. Keep "
+                              "a set of visited nodes, and list a node's edges only the first time you visit it")
     missing = [e for e in want if e not in got]
     if missing:
         return Verdict(False, f"the edge ({missing[0][0]}, {missing[0][1]}) is missing: give one edge "
@@ -349,6 +372,8 @@ STAGE = Stage(
               judge_recorder_shares, needs=("recorder_records",), part="recorder"),
         Check("graph_nodes", 1, "every node once: leaves included, None skipped", probe_graph_nodes,
               judge_graph_nodes, part="list_graph"),
+        Check("graph_root_first", 1, "the nodes start with tensor.grad_fn", probe_graph_nodes,
+              judge_graph_root_first, needs=("graph_nodes",), part="list_graph"),
         Check("graph_edges", 2, "one (consumer, producer) edge per input", probe_graph_edges, judge_graph_edges,
               needs=("graph_nodes",), part="list_graph"),
         Check("graph_deep", 1, "a 10,000-deep chain without recursion", probe_graph_deep, judge_graph_deep,
