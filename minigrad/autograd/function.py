@@ -350,7 +350,7 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
         if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
             connected.append(out)
             continue
-        dirty = _index_of(out, ctx._dirty) is not None
+        dirty = bool(ctx._dirty) and _index_of(out, ctx._dirty) is not None
         if not dirty and _index_of(out, inputs) is not None:
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
         meta = out._view_meta
