@@ -125,6 +125,15 @@ def topological_order(root):
         feedback={"backward_accumulates": "add the incoming gradients instead of overwriting"},
     ),
     Mutant(
+        "accumulates_in_place",
+        {"run_backward": BACKWARD.replace(
+            "                slot[output_nr] = g if output_nr not in slot else slot[output_nr] + g",
+            "                if output_nr in slot:\n                    slot[output_nr] += g\n"
+            "                else:\n                    slot[output_nr] = g")},
+        lost={"backward_accumulates"},
+        feedback={"backward_accumulates": "a node's backward may hand one tensor to several inputs"},
+    ),
+    Mutant(
         "never_frees",
         {"run_backward": BACKWARD.replace(
             "            if not retain_graph:\n                node.release_variables()\n", "")},

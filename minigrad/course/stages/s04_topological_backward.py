@@ -136,22 +136,37 @@ def judge_simple(mine: dict, ref: dict) -> Verdict:
 def probe_accumulates(ns: dict, rng: np.random.Generator) -> dict:
     value = float(rng.integers(2, 6))
     a = minigrad.tensor(value, dtype=minigrad.float64, requires_grad=True)
-    ns["run_backward"]((a * a).grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
     b, = _leaves(rng, (4,))
-    h = b * 2
-    loss = (h * h.exp() + h).sum()  # h feeds three consumers
-    ns["run_backward"](loss.grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
-    return {"a": value, "a_grad": a.grad, "b_grad": b.grad}
+    try:
+        ns["run_backward"]((a * a).grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
+        h = b * 2
+        loss = (h * h.exp() + h).sum()  # h feeds three consumers
+        ns["run_backward"](loss.grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
+    except RuntimeError as e:
+        if "in-place" in str(e) or "written-to tensor" in str(e):
+            return {"a": value, "inplace": str(e)[:200]}
+        raise
+    return {"a": value, "a_grad": a.grad, "b_grad": b.grad, "inplace": None}
+
+
+INPLACE_WHY = ("add out of place, slot[nr] = slot[nr] + g: a node's backward may hand one tensor to several "
+               "inputs (AddBackward0 passes grad_output on, unchanged, to both), or return a broadcast view whose "
+               "elements share memory (SumBackward0's expand), so `+=` would change a gradient another node still "
+               "holds, or cannot write at all")
 
 
 def judge_accumulates(mine: dict, ref: dict) -> Verdict:
+    if mine.get("inplace"):
+        return Verdict(False, f"your run_backward adds gradients in place (`+=`) and minigrad refused: "
+                              f"\"{mine['inplace'][:120]}\". When a tensor is used several times, {INPLACE_WHY}")
     a = mine["a"]
     if mine["a_grad"] is None or not close(mine["a_grad"], ref["a_grad"]):
         return Verdict(False, f"c = a * a with a = {a:g} gave a.grad = {fmt(mine['a_grad'])}, expected {fmt(ref['a_grad'])}: "
                               "when a tensor is used twice, add the incoming gradients instead of overwriting")
     if mine["b_grad"] is None or not close(mine["b_grad"], ref["b_grad"]):
         return Verdict(False, f"with h = b * 2 used three times, b.grad = {fmt(mine['b_grad'])}, expected "
-                              f"{fmt(ref['b_grad'])}: sum every gradient that reaches a node before running it")
+                              f"{fmt(ref['b_grad'])}: sum every gradient that reaches a node before running it, "
+                              "out of place (`+=` writes into a tensor that another node may share)")
     return Verdict(True)
 
 
