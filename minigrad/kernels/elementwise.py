@@ -50,7 +50,7 @@ def _tanh_backward(y, grad, out):
 @numba.njit(cache=True, error_model="numpy")
 def _relu_backward(x, grad, out):
     for i in range(x.size):
-        out[i] = grad[i] if x[i] > 0.0 else 0.0
+        out[i] = 0.0 if x[i] <= 0.0 else grad[i]  # a NaN x passes grad, as torch's threshold_backward
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -93,7 +93,7 @@ def tanh_backward(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None
 
 
 def relu_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """grad where x > 0, else 0 (from the saved input x)."""
+    """0 where x <= 0, else grad (from the saved x): a NaN x passes its gradient, as in torch."""
     x = ref.check_float("x", x)
     return _run(_relu_backward, out, x, ref.check_like("grad", grad, x))
 

@@ -216,11 +216,12 @@ def relu_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def relu_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """grad where x > 0, else 0 (not grad * (x > 0), which turns an inf grad into NaN)."""
+    """0 where x <= 0, else grad: torch's ``threshold_backward``. Not grad * (x > 0), which
+    turns an inf grad at a dead unit into NaN; and a NaN x passes its gradient (NaN <= 0 is false)."""
     x = check_float("x", x)
     grad = check_like("grad", grad, x)
     out = check_out(out, x)
-    np.copyto(out, np.where(x > 0, grad, 0))
+    np.copyto(out, np.where(x <= 0, 0, grad))
     return out
 
 

@@ -6,10 +6,20 @@ Each op is a ``Function``: ``forward`` computes with NumPy on ``x._data``;
 differentiated again. Binary ops accept a Python scalar on either side; its
 gradient is ``None``, like any non-Tensor argument.
 
+What forward saves depends on ``ctx.needs_input_grad``, as in PyTorch: ``x * w``
+keeps ``w`` only if ``x`` needs a gradient and ``x`` only if ``w`` does. An
+operand no needed gradient uses is not held by the graph, and changing it in
+place afterwards is no error.
+
 A few backward passes also have a fused Numba kernel (``minigrad.kernels``):
-one pass over memory instead of three NumPy passes. They are used unless grad
-mode is on during backward, which means ``create_graph=True`` asked for a
-differentiable backward.
+one pass over memory instead of three NumPy passes. Each such op has one
+``*_backward`` helper below that holds both the kernel call (the fast path,
+for an ordinary backward) and the same formula from tensor operations (its
+differentiable twin, when grad mode is on during backward, i.e.
+``create_graph=True``), and the two agree on every input, inf and NaN
+included (``tests/test_twins.py``). Gradients that are zero where a mask is
+off use ``where``, never ``grad * mask``: like PyTorch, an inf or NaN
+gradient arriving at a masked-off element gives 0 there, not NaN.
 """
 from __future__ import annotations
 
@@ -47,18 +57,30 @@ def _shape(x) -> tuple:
     return x._data.shape if isinstance(x, Tensor) else ()
 
 
-def _save_operands(ctx, a, b, *also) -> None:
-    """Save the tensor operands (freed after backward), and ``also`` (e.g. the output);
-    keep Python numbers on ctx."""
+def _save_operands(ctx, a, b, keep_a: bool, keep_b: bool, *also) -> None:
+    """Save operand ``a`` if ``keep_a`` and ``b`` if ``keep_b`` (tensors, freed after
+    backward), and ``also`` (e.g. the output); keep Python numbers on ctx (they cost nothing)."""
     a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
-    ctx.save_for_backward(a if a_is_tensor else None, b if b_is_tensor else None, *also)
+    ctx.save_for_backward(a if keep_a and a_is_tensor else None, b if keep_b and b_is_tensor else None, *also)
     ctx.scalars = (None if a_is_tensor else a, None if b_is_tensor else b)
+    ctx.shapes = (a._data.shape if a_is_tensor else (), b._data.shape if b_is_tensor else ())
 
 
 def _saved_operands(ctx) -> tuple:
-    """The two operands again (saved tensors, or the numbers kept on ctx), then whatever else was saved."""
+    """The two operands again (saved tensors, the numbers kept on ctx, or None where
+    nothing was saved), then whatever else was saved."""
     (a, b, *also), (scalar_a, scalar_b) = ctx.saved_tensors, ctx.scalars
     return (scalar_a if a is None else a, scalar_b if b is None else b, *also)
+
+
+def _zero_where(mask: np.ndarray, grad: Tensor) -> Tensor:
+    """``grad`` with 0 where ``mask`` is True: PyTorch's ``where(mask, 0, grad)``, so an
+    inf or NaN gradient at a masked-off element gives 0 (``grad * ~mask`` would give NaN).
+
+    One expression for both kinds of backward: ``Where`` computes with NumPy and is
+    recorded only when grad mode is on (``create_graph=True``).
+    """
+    return Where.apply(mask, 0.0, grad)
 
 
 class Add(Function):
@@ -96,15 +118,17 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _save_operands(ctx, a, b)
+        need_a, need_b = ctx.needs_input_grad
+        _save_operands(ctx, a, b, need_b, need_a)  # d(ab)/da = b and d(ab)/db = a
         return _binary(np.multiply, a, b)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = _saved_operands(ctx)
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad * b, a._data.shape) if need_a else None,
-                sum_to(grad * a, b._data.shape) if need_b else None)
+        shape_a, shape_b = ctx.shapes
+        return (sum_to(grad * b, shape_a) if need_a else None,
+                sum_to(grad * a, shape_b) if need_b else None)
 
 
 class Div(Function):
@@ -112,7 +136,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _save_operands(ctx, a, b)
+        _save_operands(ctx, a, b, ctx.needs_input_grad[1], True)  # a only for b's gradient
         x, y = _array(a), _array(b)
         want = dtypes.result_type(x, y)
         if want.kind != "f":  # true division: integers give the default float
@@ -124,30 +148,45 @@ class Div(Function):
     def backward(ctx, grad):
         a, b = _saved_operands(ctx)
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad / b, a._data.shape) if need_a else None,
-                sum_to(-grad * a / (b * b), b._data.shape) if need_b else None)
+        shape_a, shape_b = ctx.shapes
+        # (a / b) / b, as PyTorch: a / (b * b) overflows where b * b does
+        return (sum_to(grad / b, shape_a) if need_a else None,
+                sum_to(-grad * (a / b / b), shape_b) if need_b else None)
 
 
 class Pow(Function):
+    """``a ** b``. Both gradients need both operands; the output is saved whenever the
+    exponent is a tensor, as PyTorch does (so changing it in place raises there too)."""
+
     node_name = "PowBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _binary(np.power, a, b)
-        _save_operands(ctx, a, b, out)
+        _save_operands(ctx, a, b, True, True, out if isinstance(b, Tensor) else None)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         a, b, out = _saved_operands(ctx)
         need_a, need_b = ctx.needs_input_grad
+        shape_a, shape_b = ctx.shapes
         grad_a = grad_b = None
-        if need_a:
-            grad_a = sum_to(grad * b * a ** (b - 1), a.shape)
-        if need_b:
-            log_a = a.log() if isinstance(a, Tensor) else float(np.log(a))
-            grad_b = sum_to(grad * out * log_a, b.shape)
+        if need_a:  # b * a^(b-1), and 0 where b == 0 (not 0 * 0^-1 = NaN), as PyTorch
+            if isinstance(b, Tensor):
+                grad_a = sum_to(_zero_where(b._data == 0, grad * (b * a ** (b - 1))), shape_a)
+            elif b == 0:
+                grad_a = Tensor._wrap(np.zeros(shape_a, grad._data.dtype))
+            else:
+                grad_a = grad * (b * a ** (b - 1))
+        if need_b:  # a^b * log(a), and 0 where a == 0 and b >= 0 (not 0 * -inf = NaN)
+            if isinstance(a, Tensor):
+                zero_base, log_a = np.logical_and(a._data == 0, b._data >= 0), a.log()
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    zero_base, log_a = np.logical_and(a == 0, b._data >= 0), float(np.log(a))
+            grad_b = sum_to(grad * _zero_where(zero_base, out * log_a), shape_b)
         return grad_a, grad_b
 
 
@@ -220,7 +259,16 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad * Tensor._wrap(np.sign(a._data))
+        x = a._data
+        # PyTorch's sgn: (x > 0) - (x < 0), so 0 at NaN (np.sign gives NaN there)
+        return grad * Tensor._wrap((x > 0).astype(x.dtype) - (x < 0))
+
+
+def _tanh_backward(out: Tensor, grad: Tensor) -> Tensor:
+    """grad * (1 - y*y) from the saved output y: the kernel, or its recorded twin."""
+    if not is_grad_enabled():
+        return Tensor._wrap(kernels.tanh_backward(out._data, grad._data))
+    return grad * (1 - out * out)
 
 
 class Tanh(Function):
@@ -235,9 +283,14 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
-        if not is_grad_enabled():
-            return Tensor._wrap(kernels.tanh_backward(out._data, grad._data))
-        return grad * (1 - out * out)
+        return _tanh_backward(out, grad)
+
+
+def _sigmoid_backward(out: Tensor, grad: Tensor) -> Tensor:
+    """grad * y * (1 - y) from the saved output y: the kernel, or its recorded twin."""
+    if not is_grad_enabled():
+        return Tensor._wrap(kernels.sigmoid_backward(out._data, grad._data))
+    return grad * out * (1 - out)
 
 
 class Sigmoid(Function):
@@ -255,9 +308,18 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
-        if not is_grad_enabled():
-            return Tensor._wrap(kernels.sigmoid_backward(out._data, grad._data))
-        return grad * out * (1 - out)
+        return _sigmoid_backward(out, grad)
+
+
+def _relu_backward(out: Tensor, grad: Tensor) -> Tensor:
+    """grad, and 0 where the output is <= 0: PyTorch's ``threshold_backward``.
+
+    An inf or NaN gradient at a dead unit gives 0 (not NaN), and a NaN unit passes
+    its gradient (NaN <= 0 is false). The kernel, or its recorded twin.
+    """
+    if not is_grad_enabled():
+        return Tensor._wrap(kernels.relu_backward(out._data, grad._data))
+    return _zero_where(out._data <= 0, grad)
 
 
 class Relu(Function):
@@ -272,9 +334,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
-        if not is_grad_enabled():
-            return Tensor._wrap(kernels.relu_backward(out._data, grad._data))
-        return grad * Tensor._wrap((out._data > 0).astype(out._data.dtype))
+        return _relu_backward(out, grad)
 
 
 class Clamp(Function):
@@ -296,12 +356,12 @@ class Clamp(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         low, high = ctx.bounds
-        inside = np.ones(a.shape, dtype=bool)
+        outside = np.zeros(a.shape, dtype=bool)  # NaN is outside: its gradient is 0, as in PyTorch
         if low is not None:
-            inside &= a._data >= low
+            outside |= ~(a._data >= low)
         if high is not None:
-            inside &= a._data <= high
-        return grad * Tensor._wrap(inside.astype(a._data.dtype)), None, None
+            outside |= ~(a._data <= high)
+        return _zero_where(outside, grad), None, None
 
 
 class Maximum(Function):
@@ -316,11 +376,12 @@ class Maximum(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         x, y = a._data, b._data
-        # Where a == b the gradient is shared equally, as in PyTorch.
-        share_a = Tensor._wrap(np.where(x > y, 1.0, np.where(x == y, 0.5, 0.0)).astype(grad._data.dtype))
+        # As PyTorch: ties share the gradient equally, the smaller operand gets 0, and
+        # where either is NaN (no order) both get the whole gradient.
+        shared = Where.apply(x == y, grad / 2, grad)
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad * share_a, a.shape) if need_a else None,
-                sum_to(grad * (1 - share_a), b.shape) if need_b else None)
+        return (sum_to(_zero_where(x < y, shared), a.shape) if need_a else None,
+                sum_to(_zero_where(x > y, shared), b.shape) if need_b else None)
 
 
 class Where(Function):
@@ -340,11 +401,11 @@ class Where(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        keep = Tensor._wrap(ctx.cond.astype(grad._data.dtype))
         need_a, need_b = ctx.needs_input_grad[1:]
+        cond = ctx.cond
         return (None,
-                sum_to(grad * keep, ctx.shapes[0]) if need_a else None,
-                sum_to(grad * (1 - keep), ctx.shapes[1]) if need_b else None)
+                sum_to(Where.apply(cond, grad, 0.0), ctx.shapes[0]) if need_a else None,
+                sum_to(Where.apply(cond, 0.0, grad), ctx.shapes[1]) if need_b else None)
 
 
 def compare(numpy_fn, a, b):

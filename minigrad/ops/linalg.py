@@ -39,12 +39,16 @@ def _check(a: Tensor, b: Tensor) -> None:
 
 
 class MatMul(Function):
+    """``a @ b``: ``a`` is saved only for ``b``'s gradient and ``b`` only for ``a``'s, as in PyTorch."""
+
     node_name = "MatmulBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
         _check(a, b)
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.shapes = a.shape, b.shape
         try:
             return Tensor._wrap(np.asarray(np.matmul(a._data, b._data)))
         except ValueError:  # batch dimensions that don't broadcast
@@ -55,15 +59,21 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        a2 = a.unsqueeze(0) if a.ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
-        if b.ndim == 1:  # first: for 1-D @ 1-D the incoming gradient is 0-d
+        shape_a, shape_b = ctx.shapes
+        if len(shape_b) == 1:  # first: for 1-D @ 1-D the incoming gradient is 0-d
             grad = grad.unsqueeze(-1)
-        if a.ndim == 1:
+        if len(shape_a) == 1:
             grad = grad.unsqueeze(-2)
         need_a, need_b = ctx.needs_input_grad
-        grad_a = sum_to(grad @ b2.transpose(-1, -2), a2.shape).reshape(a.shape) if need_a else None
-        grad_b = sum_to(a2.transpose(-1, -2) @ grad, b2.shape).reshape(b.shape) if need_b else None
+        grad_a = grad_b = None
+        if need_a:
+            b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+            a2_shape = (1, *shape_a) if len(shape_a) == 1 else shape_a
+            grad_a = sum_to(grad @ b2.transpose(-1, -2), a2_shape).reshape(shape_a)
+        if need_b:
+            a2 = a.unsqueeze(0) if a.ndim == 1 else a
+            b2_shape = (*shape_b, 1) if len(shape_b) == 1 else shape_b
+            grad_b = sum_to(a2.transpose(-1, -2) @ grad, b2_shape).reshape(shape_b)
         return grad_a, grad_b
 
 

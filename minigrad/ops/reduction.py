@@ -12,6 +12,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import normalize_dims
+from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
 
@@ -77,7 +78,11 @@ class MeanAll(Mean):
 
 
 class MaxAll(Function):
-    """max() or min() of all elements: ties share the gradient equally, as in PyTorch."""
+    """max() or min() of all elements: ties share the gradient equally, as in PyTorch.
+
+    It saves its input and output (as PyTorch does) and finds the winners in backward:
+    the elements equal to the result, or, when the result is NaN, the NaN elements.
+    """
 
     node_name = "MaxBackward1"
 
@@ -88,14 +93,17 @@ class MaxAll(Function):
                 "max(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
             )
-        out = a._data.max() if largest else a._data.min()
-        ctx.winners = (a._data == out).astype(a._data.dtype)
-        return Tensor._wrap(np.asarray(out))
+        out = Tensor._wrap(np.asarray(a._data.max() if largest else a._data.min()))
+        ctx.save_for_backward(a, out)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        winners = ctx.winners
-        return grad * Tensor._wrap(winners / winners.sum()), None
+        a, out = ctx.saved_tensors
+        x, result = a._data, out._data
+        winners = np.isnan(x) if np.isnan(result) else x == result
+        # where, not grad * mask: an inf gradient gives the losers 0, not NaN
+        return Where.apply(winners, grad / int(winners.sum()), 0.0), None
 
 
 class MaxDim(Function):
@@ -144,8 +152,6 @@ def _full_index(indices: np.ndarray, dim: int) -> tuple:
 def max(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True):
     """``a.max()``, ``a.max(dim)`` -> (values, indices), or ``a.max(other)`` (elementwise)."""
     if isinstance(dim, Tensor):
-        from minigrad.ops.elementwise import Maximum
-
         if not largest:
             return -Maximum.apply(-a, -dim)
         return Maximum.apply(a, dim)

@@ -37,9 +37,19 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, grad):
         y, = ctx.saved_tensors
-        if not is_grad_enabled():
-            return Tensor._wrap(kernels.softmax_backward(y._data, grad._data, axis=ctx.dim)), None
-        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
+        return softmax_backward(y, grad, ctx.dim), None
+
+
+def softmax_backward(y: Tensor, grad: Tensor, dim: int) -> Tensor:
+    """y * (grad - sum(grad * y)) from the saved output y, as PyTorch computes it.
+
+    The fused kernel for an ordinary backward; with ``create_graph=True`` its twin,
+    the same formula from tensor operations, recorded. ``tests/test_twins.py``
+    checks that they agree, inf and NaN included.
+    """
+    if not is_grad_enabled():
+        return Tensor._wrap(kernels.softmax_backward(y._data, grad._data, axis=dim))
+    return y * (grad - (grad * y).sum(dim, keepdim=True))
 
 
 class LogSoftmax(Function):
