@@ -451,9 +451,14 @@ def test_gradescope_run_without_a_notebook_still_writes_results(tmp_path, bundle
     assert all(t["score"] == 0 for t in results["tests"])
 
 
-def test_gradescope_bundle_for_every_stage_lists_every_check(tmp_path):
+def test_gradescope_bundle_for_every_stage_lists_every_check(tmp_path, capsys):
     out = tmp_path / "all.zip"
-    assert _cli(["gradescope", str(out)]) == 0
+    # Every stage with the default limits (3 attempts x 120 s each) cannot fit Gradescope's timeout:
+    assert _cli(["gradescope", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "exceed Gradescope's autograder timeout of 10 min" in err and "--timeout MINUTES" in err
+    assert not out.exists()
+    assert _cli(["gradescope", str(out), "--wall", "30", "--restarts", "1", "--timeout", "40"]) == 0
     with zipfile.ZipFile(out) as z:
         config = json.loads(z.read("config.json"))
     assert config["stages"] == sorted(load_templates(ROOT / "exercises"))  # stages may be added meanwhile
@@ -597,3 +602,14 @@ def test_a_non_root_child_gets_no_network_in_a_user_namespace(tmp_path):
         pytest.skip(f"unprivileged user namespaces are disabled here: {network}")
     assert network.startswith("none") and "user namespace" in network
     assert hello["isolation"]["uid"] == 65534
+
+
+def test_gradescope_limits_add_up_against_the_timeout():
+    from minigrad.course.gradescope import STARTUP_SECONDS, check_timeout, worst_case_seconds
+
+    limits = Limits(wall_seconds=100, restarts=2)
+    assert worst_case_seconds(limits, 2) == 2 * 3 * 100 + STARTUP_SECONDS
+    check_timeout(limits, 1, 10)  # 5 min + start-up: fits the default 10 min
+    with pytest.raises(ValueError, match="2 stage\\(s\\) x 3 attempt"):
+        check_timeout(limits, 2, 10)
+    check_timeout(limits, 2, 40)

@@ -37,11 +37,21 @@ from minigrad.course.sandbox import IsolationUnavailable, Limits
 
 ROOT_ENV = "MINIGRAD_AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
+# Gradescope stops a run after the assignment's autograder timeout: 10 minutes unless the
+# instructor raises it (Autograder Settings), 40 at most. The grader's own start-up (the
+# reference observations, warming Numba) gets this much on top of the learner's stages.
+GRADESCOPE_TIMEOUT_MINUTES, GRADESCOPE_MAX_MINUTES = 10, 40
+STARTUP_SECONDS = 60
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, while it builds the autograder image.
 set -euo pipefail
 cd /autograder/source
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    echo "minigrad needs Python 3.10 or newer; this base image has $(python3 --version 2>&1)." >&2
+    echo "Choose an Ubuntu 22.04 (Python 3.10) or 24.04 (Python 3.12) base image in Autograder Settings." >&2
+    exit 1
+fi
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
     apt-get update
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-pip
@@ -149,6 +159,25 @@ def choose_stages(available: dict, wanted: list[str] | None) -> list[str]:
     return chosen
 
 
+def worst_case_seconds(limits: Limits, stages: int) -> float:
+    """The longest one submission can take: every stage's child running into the wall-clock
+    limit on every attempt (``restarts + 1``), one stage after another, plus start-up."""
+    return stages * (limits.restarts + 1) * limits.wall_seconds + STARTUP_SECONDS
+
+
+def check_timeout(limits: Limits, stages: int, minutes: float) -> None:
+    """Raise ``ValueError`` when the limits can add up to more than Gradescope's timeout (a
+    submission cut off by it gets no results at all, not a partial score)."""
+    worst = worst_case_seconds(limits, stages)
+    if worst > minutes * 60:
+        raise ValueError(
+            f"these limits can exceed Gradescope's autograder timeout of {minutes:g} min: {stages} stage(s) x "
+            f"{limits.restarts + 1} attempt(s) (--restarts {limits.restarts} + 1) x --wall {limits.wall_seconds:g} s "
+            f"+ {STARTUP_SECONDS} s start-up = {worst / 60:.1f} min. Lower --wall or --restarts, split the "
+            f"stages over several assignments, or raise the assignment's timeout (Autograder Settings, at most "
+            f"{GRADESCOPE_MAX_MINUTES} min) and pass it as --timeout MINUTES.")
+
+
 def build_main(argv: Sequence[str]) -> int:
     from minigrad.course.grade_cli import add_limit_options, limits_from
     from minigrad.course.grader import find_templates
@@ -163,6 +192,10 @@ def build_main(argv: Sequence[str]) -> int:
                                          "name (default: every stage that has a template)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the hidden inputs (recorded in results)")
     parser.add_argument("--templates", type=Path, metavar="DIR", help="worksheet templates (default: exercises/)")
+    parser.add_argument("--timeout", type=float, default=GRADESCOPE_TIMEOUT_MINUTES, metavar="MINUTES",
+                        help="the assignment's autograder timeout on Gradescope (default "
+                             f"{GRADESCOPE_TIMEOUT_MINUTES}, at most {GRADESCOPE_MAX_MINUTES}); the bundle is refused "
+                             "if the limits can add up to more")
     parser.add_argument("--visibility", default="visible",
                         choices=("visible", "hidden", "after_due_date", "after_published"),
                         help="when learners see each check's result (default visible)")
@@ -172,6 +205,11 @@ def build_main(argv: Sequence[str]) -> int:
         limits = limits_from(args)
         templates = args.templates or find_templates()
         stages = [s.strip() for s in args.stages.split(",") if s.strip()] if args.stages else None
+        if not 0 < args.timeout <= GRADESCOPE_MAX_MINUTES:
+            raise ValueError(f"--timeout must be between 0 and {GRADESCOPE_MAX_MINUTES} minutes (Gradescope's maximum)")
+        from minigrad.course.grader import load_templates
+
+        check_timeout(limits, len(choose_stages(load_templates(templates), stages)), args.timeout)
         names = build_bundle(args.out, templates, stages, args.seed, limits, args.isolation, args.visibility)
     except (KeyError, FileNotFoundError, ValueError) as e:
         print(f"minigrad-grade gradescope: error: {e.args[0] if e.args else e}", file=sys.stderr)
@@ -314,4 +352,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["build_bundle", "build_main", "run", "results_for", "main"]
+__all__ = ["build_bundle", "build_main", "run", "results_for", "main", "check_timeout", "worst_case_seconds"]
