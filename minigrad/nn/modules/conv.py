@@ -20,16 +20,17 @@ class Conv2d(Module):
     """
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, bias: bool = True
+        self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, bias: bool = True,
+        device=None, dtype=None,
     ) -> None:
         super().__init__()
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = F._pair("kernel_size", kernel_size)
         self.stride = F._pair("stride", stride)
         self.padding = F._pair("padding", padding)
-        self.weight = Parameter(zeros(out_channels, in_channels, *self.kernel_size))
+        self.weight = Parameter(zeros(out_channels, in_channels, *self.kernel_size, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(zeros(out_channels))
+            self.bias = Parameter(zeros(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -29,12 +29,12 @@ class Linear(Module):
     uniform in ±1/sqrt(in_features).
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(zeros(out_features, in_features))
+        self.weight = Parameter(zeros(out_features, in_features, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(zeros(out_features))
+            self.bias = Parameter(zeros(out_features, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)  # reserve the name: self.bias is None
         self.reset_parameters()

@@ -23,9 +23,9 @@ class LayerNorm(Module):
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(ones(shape, dtype=dtype))
+            self.weight = Parameter(ones(shape, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(zeros(shape, dtype=dtype))
+                self.bias = Parameter(zeros(shape, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
