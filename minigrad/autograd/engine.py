@@ -60,6 +60,7 @@ _observers: list[Callable] = []
 class _GraphTask:
     """The backward pass now running, so code called from a node (checkpoint) can tell passes apart."""
 
+    __slots__ = ("id", "accumulates", "previous")
     current: "_GraphTask | None" = None
     _ids = itertools.count()
 
