@@ -45,7 +45,7 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
-        "_base", "_view_meta", "_hooks", "_grad_accumulator", "_views", "__weakref__",
+        "_base", "_view_meta", "_hooks", "_grad_accumulator", "__weakref__",
     )
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__ instead of looping in NumPy
 
@@ -64,7 +64,6 @@ class Tensor:
         self._version_counter = _VersionCounter()
         self._base = None  # for a view: the tensor that owns the memory (never itself a view)
         self._view_meta = None  # for a view: a _ViewMeta (how to take the view again from _base)
-        # _views (a WeakSet, set only when needed) lists the views of a base that did not require grad
         self._hooks = None
         self._grad_accumulator = None
 
@@ -177,9 +176,6 @@ class Tensor:
         retained = old is not None and old._retains_grad and old._retains_grad.get(self._output_nr)
         if retained and retained() is self:
             del old._retains_grad[self._output_nr]
-        if grad_fn is not None and not self._requires_grad:
-            for view in getattr(self, "_views", ()):  # they now require grad too (their history is rebuilt when used)
-                view._requires_grad = True
         self._requires_grad, self.grad_fn, self._output_nr = grad_fn is not None, grad_fn, output_nr
         if retained and retained() is self:
             self.retain_grad()
@@ -247,14 +243,29 @@ class Tensor:
     def _sync_view(self) -> None:
         """Bring a view's history up to date if its base changed, when that is possible."""
         meta = self._view_meta
-        if meta.base_grad_fn is not self._base.grad_fn and meta.steps is not None:
+        if meta.base_grad_fn is not self._base.grad_fn and meta.steps is not None and not meta.no_grad:
             self._regenerate_view()
+
+    def _view_needs_grad(self) -> bool:
+        """For a view that did not require grad, of a base that does: whether the base got its
+        history after the view was taken (then the view requires grad too, as in PyTorch)."""
+        if self._view_meta.base_grad_fn is not self._base.grad_fn:
+            self._edge()
+        return self._requires_grad
 
     def _regenerate_view(self) -> None:
         """Re-take this view from its base, whose history changed since (an in-place op on the
         base or on another view of it): PyTorch's view replay. The view's grad_fn becomes the
         view operations replayed on the base's current history."""
         meta, base = self._view_meta, self._base
+        if meta.no_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and its base or another view of its base has been "
+                "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+                "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+                "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+                "or both outside (if you want the inplace to be tracked)."
+            )
         if meta.steps is None:
             raise RuntimeError(
                 "a view is being used after an in-place operation changed its base, and it was made "

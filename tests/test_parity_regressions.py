@@ -868,3 +868,26 @@ def test_custom_function_that_receives_no_gradient_still_runs():
         Stop.apply(z.exp()).sum().backward()
         return log, x.grad, y.grad, z.grad
     same(prog)
+
+
+def test_a_view_used_directly_after_its_base_got_a_history():
+    def prog(lib):
+        w = lib.tensor([2., 3., 4.], requires_grad=True)
+        b = lib.ones(3)
+        v = b[1:]
+        b.mul_(w)
+        (v * lib.tensor([10., 100.])).sum().backward()
+        return v, w.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("base_history", [False, True])
+def test_no_grad_view_whose_base_changes_in_grad_mode_raises(base_history):
+    def prog(lib):
+        w = lib.ones(3, requires_grad=True)
+        b = w * 1 if base_history else lib.ones(3)
+        with lib.no_grad():
+            v = b[:2]
+        b.mul_(w)
+        return v * 2
+    same(prog)

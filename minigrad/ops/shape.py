@@ -11,8 +11,6 @@ history (``CopySlices``, ``Tensor._regenerate_view``).
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from minigrad import dtypes
@@ -42,11 +40,6 @@ def view_of(base: Tensor, array: np.ndarray, step: tuple | None = None) -> Tenso
             steps = None if steps is None else steps + (step,)
         out._base = root
         out._view_meta = _ViewMeta(None if step is None else steps, root.grad_fn)
-        if not root._requires_grad:  # if it ever gets a history, its views must know (Tensor._set_history)
-            try:
-                root._views.add(out)
-            except AttributeError:
-                root._views = weakref.WeakSet((out,))
     return out
 
 
