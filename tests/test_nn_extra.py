@@ -130,6 +130,8 @@ def _cases():
          lambda a, t, w: TF.cross_entropy(a, t, weight=w), [x, labels, class_w], 4),
         ("cross_entropy_ignore", lambda a, t: F.cross_entropy(a, t), lambda a, t: TF.cross_entropy(a, t),
          [x, labels_ignored], 4),
+        ("cross_entropy_ignore_class", lambda a, t: F.cross_entropy(a, t, ignore_index=0, reduction="sum"),
+         lambda a, t: TF.cross_entropy(a, t, ignore_index=0, reduction="sum"), [x, labels], 12),
         ("cross_entropy_k_dim", F.cross_entropy, TF.cross_entropy, [_arr((2, 3, 5)), k_dim_labels], 10),
         ("cross_entropy_probs_smoothing", lambda a, p: F.cross_entropy(a, p, label_smoothing=0.1),
          lambda a, p: TF.cross_entropy(a, p, label_smoothing=0.1), [x, probs / probs.sum(1, keepdims=True)], 12),

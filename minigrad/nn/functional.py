@@ -504,8 +504,12 @@ def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
         )
 
 
-def _check_class_targets(input: Tensor, target: Tensor, fn: str) -> None:
-    """(N, C) scores and N int64 class indices in [0, C), with PyTorch's errors (the fused path)."""
+def _check_class_targets(input: Tensor, target: Tensor, fn: str, ignore_index: int = -100) -> bool:
+    """(N, C) scores and N int64 class indices in [0, C), with PyTorch's errors (the fused path).
+
+    Returns False when some target equals ``ignore_index``: those need the general path.
+    In the common case this costs one pass over the targets, as the bounds check alone did.
+    """
     if input.ndim != 2:
         raise RuntimeError(
             f"{fn} expects input of shape (N, C), one row of class scores per sample, but got "
@@ -521,10 +525,15 @@ def _check_class_targets(input: Tensor, target: Tensor, fn: str) -> None:
         raise ValueError(
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
         )
-    t = target._data
-    bad = t[(t < 0) | (t >= input.shape[1])]
+    t, classes = target._data, input.shape[1]
+    if 0 <= ignore_index < classes and (t == ignore_index).any():
+        return False
+    bad = t[(t < 0) | (t >= classes)]
     if bad.size:
-        raise IndexError(f"Target {bad[0]} is out of bounds.")
+        if (bad == ignore_index).all():
+            return False
+        raise IndexError(f"Target {bad[bad != ignore_index][0]} is out of bounds.")
+    return True
 
 
 def _check_target_dtype(target: Tensor) -> None:
@@ -599,10 +608,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
             "minigrad's cross_entropy supports label_smoothing only with class-probability targets: "
             "pass one_hot(target, C).float() as the target"
         )
-    fused = (weight is None and input.ndim == 2 and target.ndim == 1
-             and not (target._data == ignore_index).any())
-    if fused:
-        _check_class_targets(input, target, "cross_entropy")
+    if weight is None and input.ndim == 2 and _check_class_targets(input, target, "cross_entropy", ignore_index):
         return CrossEntropy.apply(input, target, reduction)
     if input.ndim < 1:
         raise RuntimeError(f"cross_entropy expects class scores of shape (C,), (N, C) or (N, C, d1, ...), "
