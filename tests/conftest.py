@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "ci",
-    max_examples=600,
+    max_examples=1000,
     derandomize=True,
     deadline=None,
     database=None,

@@ -279,8 +279,9 @@ FUNCTION_ARITY = {"Square": 1, "MulConst": 1, "DirtyMul": 1, "ExpNonDiff": 1, "T
 # -- hooks -----------------------------------------------------------------------------------------------
 def _tensor_hook(hook_step: int, scale):
     def hook(g):
-        _current["events"].append(("hook", _current["step"], hook_step, _array(g)))
-        return None if scale is None else g * scale
+        # torch calls the hooks of an input that a custom backward gave None, with None.
+        _current["events"].append(("hook", _current["step"], hook_step, None if g is None else _array(g)))
+        return None if scale is None or g is None else g * scale
     return hook
 
 
@@ -305,13 +306,21 @@ def _posthook(hook_step: int, scale):
 
 
 # -- running -------------------------------------------------------------------------------------------
+def _attempt(read):
+    """``read()``, or the exception's type: torch checks some views lazily, when their history is read."""
+    try:
+        return read()
+    except Exception as e:  # noqa: BLE001 - the type is what we compare
+        return ("raises", _exception_name(e))
+
+
 def _observe_values(events: list, i: int, env: list) -> None:
     for slot, t in enumerate(env):
         if t is None:
             events.append(("val", i, slot, None))
         else:
-            events.append(("val", i, slot, _dtype_name(t), tuple(t.shape), bool(t.requires_grad),
-                           bool(t.is_leaf), _array(t)))
+            events.append(("val", i, slot, _dtype_name(t), tuple(t.shape), _attempt(lambda: bool(t.requires_grad)),
+                           _attempt(lambda: bool(t.is_leaf)), _array(t)))
 
 
 def _observe_grads(events: list, i: int, env: list) -> None:
@@ -320,9 +329,9 @@ def _observe_grads(events: list, i: int, env: list) -> None:
             continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            g = t.grad
+            g = _attempt(lambda: t.grad)
         warned = any("not a leaf" in str(w.message) for w in caught)
-        events.append(("grad", i, slot, warned, None if g is None else _array(g)))
+        events.append(("grad", i, slot, warned, g if g is None or isinstance(g, tuple) else _array(g)))
 
 
 def _execute(lib, step: Step, env: list, i: int) -> None:

@@ -37,6 +37,23 @@ NODE_HOOKS = hasattr(minigrad.autograd.graph.Node, "register_prehook") and hasat
 )
 SCALARS = [2.0, -1.5, 0.5, 3.0]
 
+# Program features that hit a known, still open difference: the generator leaves them out so the
+# property test keeps finding NEW differences. Each names its xfail test in
+# tests/test_differential_regressions.py; delete the entry when that test starts passing.
+OPEN_DIFFERENCES: dict[str, str] = {
+    "0-d tensor index": "test_0d_tensor_index_is_a_view",
+    "node post-hook": "test_post_hook_gets_one_grad_per_tensor_input",
+    "non-leaf inputs": "test_backward_inputs_make_a_non_leaf_retain_its_grad",
+    "zero-element in-place": "test_setitem_of_zero_elements_records_history",
+    "logsumexp of a 0-d tensor": "test_logsumexp_of_a_0d_tensor",
+    "prod of one element under create_graph": "test_prod_of_one_element_gradient_does_not_require_grad",
+    "custom Function view after in-place": "test_custom_function_view_is_refused_after_in_place_on_its_base",
+    "overlapping setitem": "test_setitem_from_an_overlapping_tensor_raises",
+    "in-place on an expand() that repeats nothing": "test_in_place_on_an_expand_that_repeats_nothing",
+    "backward(inputs=...)": "test_backward_inputs_accumulate_in_place",
+    "hooks called with a None gradient": "test_hook_of_an_input_a_custom_backward_gave_none",
+}
+
 
 @dataclass(frozen=True)
 class Slot:
@@ -47,6 +64,8 @@ class Slot:
     leaf: bool
     of_grad_leaf: bool = False  # a view of a leaf that requires grad (in-place on it must raise)
     is_float: bool = True
+    storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
+    expanded: bool = False  # an expand() view, or a view of one
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -111,7 +130,8 @@ def basic_key(draw, shape: tuple, unique_lists: bool = False) -> tuple:
             continue
         elif dims[d] > 0 and choice in ("int", "t0"):
             i = draw(_ints(-dims[d], dims[d] - 1))
-            parts.append(("t0", i) if choice == "t0" and i >= 0 else i)
+            t0 = choice == "t0" and i >= 0 and "0-d tensor index" not in OPEN_DIFFERENCES
+            parts.append(("t0", i) if t0 else i)
             d += 1
         elif dims[d] > 0 and choice == "list" and not advanced:
             if unique_lists:  # a repeated index in a write makes which value lands unspecified
@@ -163,7 +183,10 @@ class _Builder:
 
     def add(self, step: tuple, *new: Slot | None) -> None:
         self.steps.append(step)
-        self.slots.extend(new)
+        for slot in new:
+            if slot is not None and slot.storage is None:
+                slot = replace(slot, storage=len(self.slots))
+            self.slots.append(slot)
 
     # each method appends one step, or does nothing when the state offers no valid one
     def leaf(self) -> None:
@@ -205,6 +228,10 @@ class _Builder:
         s = self.slots[i]
         op = _choice(self.draw, REDUCTIONS)
         nd = len(s.shape)
+        if (op, nd) == ("logsumexp", 0) and "logsumexp of a 0-d tensor" in OPEN_DIFFERENCES:
+            op = "sum"
+        if op == "prod" and int(np.prod(s.shape)) == 1 and "prod of one element under create_graph" in OPEN_DIFFERENCES:
+            op = "sum"
         needs_dim = op in ("softmax", "log_softmax", "cumsum", "logsumexp")
         if needs_dim or _bool(self.draw):
             dim = self.draw(_ints(-max(nd, 1), max(nd, 1) - 1))
@@ -260,7 +287,8 @@ class _Builder:
         else:  # flatten
             args, new = (), (int(np.prod(shape)),) if nd else (1,)
         view = Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
-                    of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), is_float=s.is_float)
+                    of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), is_float=s.is_float,
+                    storage=s.storage, expanded=s.expanded or op == "expand")
         self.add(("view", op, i, args), view)
 
     def index(self) -> None:
@@ -278,7 +306,8 @@ class _Builder:
         basic = not any(isinstance(p, tuple) and p[0] in ("list", "mask") for p in key)
         self.add(("index", i, key), Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                                          of_grad_leaf=basic and (s.of_grad_leaf or (s.leaf and s.requires_grad)),
-                                         is_float=s.is_float))
+                                         is_float=s.is_float, storage=s.storage if basic else None,
+                                         expanded=basic and s.expanded))
 
     def _value_for(self, shape: tuple):
         """An operand for writing into ``shape``: a slot that broadcasts to it, or a scalar."""
@@ -298,6 +327,10 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
+        if int(np.prod(s.shape)) == 0 and "zero-element in-place" in OPEN_DIFFERENCES:
+            return
+        if s.expanded and "in-place on an expand() that repeats nothing" in OPEN_DIFFERENCES:
+            return
         op = _choice(self.draw, sorted(INPLACE))
         if op in ("zero_", "clamp_"):
             operand, scalar = None, None
@@ -319,9 +352,13 @@ class _Builder:
         s = self.slots[i]
         key = self.draw(basic_key(s.shape, unique_lists=True))
         target = key_shape(s.shape, key)
-        if target is None:
+        if target is None or (int(np.prod(target)) == 0 and "zero-element in-place" in OPEN_DIFFERENCES):
             return
         operand, scalar = self._value_for(target)
+        if s.expanded and "in-place on an expand() that repeats nothing" in OPEN_DIFFERENCES:
+            return
+        if operand is not None and self.slots[operand].storage == s.storage and "overlapping setitem" in OPEN_DIFFERENCES:
+            operand, scalar = None, SCALARS[0]
         no_grad = self._no_grad_for(s)
         rg = s.requires_grad or (not no_grad and operand is not None and self.slots[operand].requires_grad)
         self.steps.append(("setitem", i, key, operand, scalar, no_grad))
@@ -338,7 +375,7 @@ class _Builder:
         i = self.pick(lambda s: s.requires_grad and not s.leaf)
         if i is None:
             return
-        which = _choice(self.draw, ["pre", "post"])
+        which = _choice(self.draw, ["pre"] if "node post-hook" in OPEN_DIFFERENCES else ["pre", "post"])
         self.steps.append(("node_hook", i, which, _choice(self.draw, [None, 2.0])))
 
     def retain_grad(self) -> None:
@@ -347,7 +384,9 @@ class _Builder:
             self.steps.append(("retain_grad", i))
 
     def _grad_inputs(self, min_size: int) -> list[int]:
-        candidates = [k for k, s in enumerate(self.slots) if s is not None and s.requires_grad]
+        leaves_only = "non-leaf inputs" in OPEN_DIFFERENCES
+        candidates = [k for k, s in enumerate(self.slots)
+                      if s is not None and s.requires_grad and (s.leaf or not leaves_only)]
         return _distinct(self.draw, candidates, min_size, 3)
 
     def backward(self) -> None:
@@ -358,6 +397,8 @@ class _Builder:
         create_graph = self.draw(_ints(0, 3)) == 0
         retain_graph = _choice(self.draw, [None, True, True, False])
         inputs = self._grad_inputs(0) if self.draw(_ints(0, 3)) == 0 else None
+        if inputs and "backward(inputs=...)" in OPEN_DIFFERENCES:
+            inputs = []
         self.steps.append(("backward", i, seed, retain_graph, create_graph, inputs))
 
     def grad(self) -> None:
@@ -373,7 +414,12 @@ class _Builder:
         self.add(step, *(Slot(self.slots[j].shape, create_graph, leaf=not create_graph) for j in inputs))
 
     def func(self) -> None:
-        name = _choice(self.draw, sorted(FUNCTION_ARITY))
+        names = sorted(FUNCTION_ARITY)
+        if "custom Function view after in-place" in OPEN_DIFFERENCES:
+            names.remove("Ident")
+        if "hooks called with a None gradient" in OPEN_DIFFERENCES:
+            names.remove("NoneGrad")
+        name = _choice(self.draw, names)
         if name == "DirtyMul" and self.draw(_ints(0, 7)):  # mostly on tensors where mark_dirty is legal
             i = self.pick(lambda s: s.is_float and not s.of_grad_leaf and not (s.leaf and s.requires_grad))
         else:
@@ -407,7 +453,8 @@ class _Builder:
         i = self.pick()
         if i is not None:
             s = self.slots[i]
-            self.add(("detach", i), Slot(s.shape, False, leaf=True, is_float=s.is_float))
+            self.add(("detach", i), Slot(s.shape, False, leaf=True, is_float=s.is_float, storage=s.storage,
+                                         expanded=s.expanded))
 
     def clone(self) -> None:
         i = self.pick()
