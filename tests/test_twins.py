@@ -122,6 +122,11 @@ CASES: dict[str, Case] = {
     "cross_entropy_mean": Case(((3, 4),), _cross_entropy("mean"), 4),
     "cross_entropy_sum": Case(((3, 4),), _cross_entropy("sum"), 4),
     "cross_entropy_none": Case(((3, 4),), _cross_entropy("none"), 4),
+    "gelu": Case(((3, 4),), lambda lib, x: _F(lib).gelu(x), 1),
+    "binary_cross_entropy": Case(  # probabilities from sigmoid; the target's gradient has two paths too
+        ((3, 4), (3, 4)), lambda lib, x, t: _F(lib).binary_cross_entropy(x.sigmoid(), t.sigmoid()), 1),
+    "prod_dim": Case(((3, 4),), lambda lib, x: x.prod(1), 4),
+    "prod_all": Case(((3, 4),), lambda lib, x: x.prod(), 12),
     # one formula, but one that masks the gradient: where, not grad * mask
     "clamp": Case(((3, 4),), lambda lib, x: x.clamp(-0.5, 0.5), 1),
     "clamp_min": Case(((3, 4),), lambda lib, x: x.clamp(min=0.0), 1),
@@ -138,6 +143,15 @@ CASES: dict[str, Case] = {
     "div": Case(((3, 4), (4,)), lambda lib, x, y: x / y, 3),
     "abs": Case(((3, 4),), lambda lib, x: x.abs(), 1),
 }
+
+
+def _known_open(request, name: str, x_class: str) -> None:
+    """prod (ops/scan.py) is not fixed yet: an ordinary backward always multiplies the
+    other elements, its twin divides the result by x when no element is 0; PyTorch divides
+    when no element is 0, and gives zeros for prod() with two zeros or more."""
+    if name.startswith("prod") and x_class in ("inf", "nan", "zeros", "signed_zeros"):
+        request.applymarker(pytest.mark.xfail(reason="prod's two backward formulas disagree on "
+                                              "inf/NaN/several zeros (requested from ops/scan.py's owner)"))
 
 
 def _arrays(case: Case, x_class: str, dtype, seed: int) -> list:
@@ -171,7 +185,8 @@ def _backward(lib, case: Case, arrays: list, g_class: str, create_graph: bool):
 @pytest.mark.parametrize("x_class", list(X_CLASSES))
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("name", list(CASES))
-def test_both_backward_passes_agree(name, dtype, x_class):
+def test_both_backward_passes_agree(name, dtype, x_class, request):
+    _known_open(request, name, x_class)
     case = CASES[name]
     arrays = _arrays(case, x_class, dtype, seed=len(name))
     for g_class in G_CLASSES:
@@ -188,7 +203,8 @@ def test_both_backward_passes_agree(name, dtype, x_class):
 @pytest.mark.parametrize("x_class", list(X_CLASSES))
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("name", list(CASES))
-def test_backward_matches_torch(name, dtype, x_class):
+def test_backward_matches_torch(name, dtype, x_class, request):
+    _known_open(request, name, x_class)
     case = CASES[name]
     arrays = _arrays(case, x_class, dtype, seed=len(name))
     for g_class in G_CLASSES:
@@ -250,6 +266,7 @@ SAVED: dict[str, dict[int, set]] = {
     "maximum": {0: {0, 1}, 1: {0, 1}},  # both decide who won
     "pow": {0: {0, 1}, 1: {0, 1}},  # both, and the output (PyTorch saves it whenever b is a tensor)
 }
+EXTRA_SAVED = {"pow": 1, "where": 1}  # pow's output, where's condition: PyTorch saves them too
 
 
 @pytest.mark.parametrize("needs", [0, 1])
@@ -261,7 +278,7 @@ def test_an_operand_no_gradient_uses_is_not_saved(name, needs):
     gone = weakref.ref(operands[1 - needs])
     out = fn(minigrad, *operands)
     saved = _saved(out)
-    assert len(saved) == len(SAVED[name][needs]) + (name == "pow")
+    assert len(saved) == len(SAVED[name][needs]) + EXTRA_SAVED.get(name, 0)
     for i in (0, 1):
         assert any(s is operands[i] for s in saved) == (i in SAVED[name][needs])
     del operands, saved  # nothing here makes a reference cycle: the count drops at once
@@ -350,3 +367,42 @@ def test_fused_linear_saves_input_for_weight_and_weight_for_input(needs, with_bi
     saved = _saved(out)
     assert any(s is x for s in saved) == (needs in ("weight", "both"))
     assert any(s is w for s in saved) == (needs in ("input", "both"))
+
+
+# A node that saved tensors is freed by backward: a second backward through it raises, exactly
+# for the ops whose PyTorch counterpart saves something (add, sum, x * 2 save nothing there either).
+SECOND_PASS = {
+    "x + 1": lambda lib, x: x + 1, "x * 2": lambda lib, x: x * 2, "x * x": lambda lib, x: x * x,
+    "x / 2": lambda lib, x: x / 2, "x ** 2": lambda lib, x: x ** 2, "sum(1)": lambda lib, x: x.sum(1),
+    "mean": lambda lib, x: x.mean(), "neg": lambda lib, x: -x, "relu": lambda lib, x: x.relu(),
+    "sigmoid": lambda lib, x: x.sigmoid(), "tanh": lambda lib, x: x.tanh(), "exp": lambda lib, x: x.exp(),
+    "abs": lambda lib, x: x.abs(), "clamp": lambda lib, x: x.clamp(0, 1),
+    "max()": lambda lib, x: x.max(), "min()": lambda lib, x: x.min(),
+    "max(1)": lambda lib, x: x.max(1).values, "max(1, keepdim)": lambda lib, x: x.max(1, keepdim=True).values,
+    "maximum": lambda lib, x: lib.maximum(x, lib.ones(2, 3)),
+    "where": lambda lib, x: lib.where(lib.tensor([True, False, True]), x, lib.ones(2, 3)),
+    "softmax": lambda lib, x: x.softmax(1), "log_softmax": lambda lib, x: x.log_softmax(1),
+    "x @ w": lambda lib, x: x @ lib.ones(3, 2), "linear": lambda lib, x: lib.nn.functional.linear(x, lib.ones(4, 3)),
+    "cross_entropy": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 2])),
+    "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(x.reshape(1, 1, 2, 3), 2),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("op", list(SECOND_PASS.values()), ids=list(SECOND_PASS))
+def test_a_second_backward_raises_exactly_as_in_torch(op):
+    def program(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [3.0, -0.5, 1.5]], requires_grad=True)
+        y = op(lib, x).sum()
+        y.backward()
+        try:
+            y.backward()
+        except RuntimeError:
+            return RuntimeError
+        return x.grad.numpy().copy()
+
+    got, want = program(minigrad), program(torch)
+    if isinstance(want, type) or isinstance(got, type):
+        assert got is want, f"minigrad gives {got}, torch {want}"
+    else:
+        np.testing.assert_allclose(got, want, **tol(np.float32, 3))

@@ -390,7 +390,10 @@ class Where(Function):
     @staticmethod
     def forward(ctx, condition, a, b):
         cond = np.asarray(_array(condition), dtype=bool)
-        ctx.cond = cond
+        # Saved as PyTorch saves it: a second backward raises, and a condition tensor changed
+        # in place before backward is a version-counter error instead of a wrong gradient.
+        is_bool_tensor = isinstance(condition, Tensor) and condition._data is cond
+        ctx.save_for_backward(condition if is_bool_tensor else Tensor._wrap(cond))
         ctx.shapes = _shape(a), _shape(b)
         x, y = _array(a), _array(b)
         try:
@@ -402,7 +405,7 @@ class Where(Function):
     @staticmethod
     def backward(ctx, grad):
         need_a, need_b = ctx.needs_input_grad[1:]
-        cond = ctx.cond
+        cond = ctx.saved_tensors[0]._data
         return (None,
                 sum_to(Where.apply(cond, grad, 0.0), ctx.shapes[0]) if need_a else None,
                 sum_to(Where.apply(cond, 0.0, grad), ctx.shapes[1]) if need_b else None)

@@ -118,6 +118,7 @@ class MaxDim(Function):
             ctx.dim = None
             indices = Tensor._wrap(np.zeros((), dtype=np.int64))
             ctx.mark_non_differentiable(indices)
+            ctx.save_for_backward(indices)  # as PyTorch: so a second backward raises
             return Tensor._wrap(a._data.copy()), indices
         (d,) = normalize_dims(dim, a.ndim)
         if a.shape[d] == 0:
@@ -128,18 +129,22 @@ class MaxDim(Function):
         if not keepdim:
             values, indices = values.squeeze(d), indices.squeeze(d)
         ctx.dim, ctx.keepdim, ctx.input_shape = d, keepdim, a.shape
-        ctx.index = _full_index(np.expand_dims(indices, d) if not keepdim else indices, d)
         indices = Tensor._wrap(indices.astype(np.int64))
         ctx.mark_non_differentiable(indices)
+        # PyTorch saves the indices output: freed after backward (a second one raises), and
+        # changing them in place before backward is a version-counter error, not a wrong gradient
+        ctx.save_for_backward(indices)
         return Tensor._wrap(values), indices
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
+        indices, = ctx.saved_tensors
         if ctx.dim is None:  # 0-d input
             return grad, None, None, None
+        index = indices._data
         if not ctx.keepdim:
-            grad = grad.unsqueeze(ctx.dim)
-        return IndexAdd.apply(grad, ctx.index, ctx.input_shape), None, None, None
+            grad, index = grad.unsqueeze(ctx.dim), np.expand_dims(index, ctx.dim)
+        return IndexAdd.apply(grad, _full_index(index, ctx.dim), ctx.input_shape), None, None, None
 
 
 def _full_index(indices: np.ndarray, dim: int) -> tuple:

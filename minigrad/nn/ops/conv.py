@@ -43,11 +43,14 @@ class MaxPool2d(Function):
     @staticmethod
     def forward(ctx, x, kernel_size, stride, padding):
         y, indices = kernels.max_pool2d_forward(x._data, kernel_size, stride, padding)
-        ctx.indices, ctx.input_shape = indices, x.shape  # where each max came from
+        # where each max came from; saved (not kept on ctx) so that a second backward raises, as in PyTorch
+        ctx.save_for_backward(Tensor._wrap(indices))
+        ctx.input_shape = x.shape
         return Tensor._wrap(y)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        grad_x = kernels.max_pool2d_backward(grad._data, ctx.indices, ctx.input_shape)
+        indices, = ctx.saved_tensors
+        grad_x = kernels.max_pool2d_backward(grad._data, indices._data, ctx.input_shape)
         return Tensor._wrap(grad_x), None, None, None

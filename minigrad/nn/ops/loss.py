@@ -35,11 +35,12 @@ class CrossEntropy(Function):
                 loss = losses.sum() / len(targets)
         else:
             loss = losses.sum() if reduction == "sum" else losses
-        # Only the create_graph twin of the backward reads the input (an ordinary backward uses
-        # log_probs). PyTorch saves the log-probabilities instead, so changing the input in
-        # place after the loss is an error here only under create_graph=True.
-        ctx.save_for_backward(input)
-        ctx.log_probs, ctx.targets, ctx.reduction = log_probs, targets, reduction
+        # An ordinary backward reads log_probs, its create_graph twin the input. Both are saved,
+        # and both passes read both: a second backward raises (as in PyTorch), and so does
+        # changing the input in place before backward, in both passes alike (PyTorch saves
+        # the log-probabilities instead of the input, and allows that).
+        ctx.save_for_backward(input, Tensor._wrap(log_probs))
+        ctx.targets, ctx.reduction = targets, reduction
         return Tensor._wrap(np.asarray(loss, dtype=input._data.dtype))
 
     @staticmethod
@@ -58,17 +59,17 @@ def cross_entropy_backward(ctx, grad: Tensor) -> Tensor:
     its twin computes the same values from tensor operations on the saved input,
     recorded so that they can be differentiated again.
     """
+    input, log_probs = ctx.saved_tensors
     targets, n, reduction = ctx.targets, len(ctx.targets), ctx.reduction
     rows = np.arange(n)
     if not is_grad_enabled():
         g = grad._data
         with np.errstate(divide="ignore", invalid="ignore"):  # an empty batch: g / 0
             scale = g[:, None] if reduction == "none" else g / n if reduction == "mean" else g
-        grad_input = np.exp(ctx.log_probs)
+        grad_input = np.exp(log_probs._data)
         grad_input *= scale
         grad_input[rows, targets] -= scale[:, 0] if reduction == "none" else scale
         return Tensor._wrap(grad_input)
-    input, = ctx.saved_tensors
     scale = grad.unsqueeze(1) if reduction == "none" else grad / n if reduction == "mean" else grad
     scaled = input.log_softmax(1).exp() * scale  # the same kernel as forward: the same p
     on_target = np.zeros(input.shape, dtype=bool)
