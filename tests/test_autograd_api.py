@@ -719,3 +719,78 @@ def test_torch_nested_io_function_instances_no_longer_run():
         instance = Twice()
     with pytest.raises(AttributeError):
         instance(torch.ones(1, requires_grad=True))
+
+
+# -- more edges, each against torch -------------------------------------------------------
+
+
+def test_node_hooks_of_a_multi_output_node_see_none_for_an_unused_output():
+    def program(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        p, q = (x * 1).split(2)
+        p.grad_fn.register_prehook(lambda go: log.append(("pre", plain(go))))
+        # Only grad_inputs[0]: minigrad's Split also has slots for its non-tensor arguments
+        # (split_size, dim), where torch's SplitBackward0 has one input edge.
+        p.grad_fn.register_hook(lambda gi, go: log.append(("post", plain(gi[0]), plain(go))))
+        p.sum().backward()
+        return log, x.grad
+
+    log, grad = assert_same(program)
+    assert log[0] == ["pre", [[1.0, 1.0], None]] and grad == [1.0, 1.0, 0.0]
+
+
+def test_anomaly_mode_without_a_recorded_forward_says_so():
+    def program(lib):
+        x = lib.tensor([-1.0], requires_grad=True)
+        y = x.sqrt()  # recorded outside anomaly mode: no traceback kept
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.autograd.set_detect_anomaly(True):
+                result = outcome(lambda: y.backward())
+        # torch appends where in its C++ sources the warning was raised: compare the text before it.
+        return result, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+    (kind, message), warned = assert_same(program)
+    assert kind == "RuntimeError" and "SqrtBackward0" in message
+    assert warned == [
+        "Error detected in SqrtBackward0. No forward pass information available. Enable detect anomaly during "
+        "forward pass for more information."
+    ]
+
+
+def test_anomaly_mode_changes_the_version_error_hint_as_torch_does():
+    def program(lib):
+        x = lib.tensor([1.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with lib.autograd.detect_anomaly(check_nan=False):
+                h = x * 1
+                y = h.exp()
+                y.add_(1)  # exp saved its output, which changes here
+                kind, message = outcome(lambda: y.backward())
+        return kind, message.split("Hint: ")[1]
+
+    kind, hint = assert_same(program)
+    assert kind == "RuntimeError" and hint.startswith("the backtrace further above shows the operation")
+
+
+def test_checkpoint_passes_keyword_arguments_and_can_skip_the_rng_replay():
+    from minigrad.utils.checkpoint import checkpoint
+
+    x = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    out = checkpoint(lambda t, scale: (t * scale).exp(), x, scale=2.0, use_reentrant=False)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([2.0, 4.0]), rtol=FLOAT32_RTOL)
+    with pytest.raises(ValueError, match="Unexpected keyword arguments: scale"):
+        checkpoint(lambda t, scale: t * scale, x, scale=2.0, use_reentrant=True)
+
+    def noisy(t):
+        return t * minigrad.rand(2)
+
+    minigrad.manual_seed(0)
+    out = checkpoint(noisy, x, use_reentrant=False, preserve_rng_state=False)
+    forward_draw = (out / x).detach().numpy()
+    x.grad = None
+    out.sum().backward()  # recomputed with the generator as it is now: other random numbers
+    assert not np.allclose(x.grad.numpy(), forward_draw)
