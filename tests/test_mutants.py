@@ -1,6 +1,7 @@
 """Each catalogued mistake loses exactly the points it should, with the feedback written for it."""
 from __future__ import annotations
 
+import copy
 import importlib
 import pkgutil
 from pathlib import Path
@@ -9,7 +10,14 @@ import pytest
 
 import tests.mutants
 from minigrad.course.checks import run_stage
-from minigrad.course.program import namespace_for
+from minigrad.course.program import (
+    borrowed_names,
+    execute_program,
+    is_learner_cell_file,
+    learner_program,
+    load_notebook,
+    namespace_for,
+)
 from minigrad.course.stages import get_stage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,11 +35,33 @@ def _solution(stage_key: str) -> Path:
     return path
 
 
+def _learner_namespace(stage_key: str, mutant) -> tuple[dict, list]:
+    """The mutant's notebook (its cells in the solved worksheet, its added cells above the first of
+    them), run as the grader runs it."""
+    template = load_notebook(_solution(stage_key))
+    notebook = copy.deepcopy(template)
+    cells = notebook["cells"]
+    for cell in cells:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if grade_id in mutant.cells:
+            cell["source"] = mutant.cells[grade_id]
+    first = next(i for i, c in enumerate(cells) if c["metadata"].get("nbgrader", {}).get("solution")
+                 and (not mutant.cells or c["metadata"]["nbgrader"]["grade_id"] in mutant.cells))
+    for k, source in enumerate(mutant.added):
+        cells.insert(first + k, {"cell_type": "code", "id": f"added-{k}", "metadata": {}, "outputs": [],
+                                 "execution_count": None, "source": source})
+    program, _, problems = learner_program(template, notebook)
+    assert not problems, problems
+    return execute_program(program)
+
+
 @pytest.mark.parametrize("stage_key,mutant", list(_cases()))
 def test_mutant_loses_exactly_its_points(stage_key, mutant):
     stage = get_stage(stage_key)
-    namespace, errors = namespace_for(_solution(stage_key), mutant.cells)
+    namespace, errors = _learner_namespace(stage_key, mutant)
     assert not errors, [e.describe() for e in errors]
+    borrowed = borrowed_names(stage.parts, namespace, lambda f: is_learner_cell_file(f, set(stage.parts)))
+    assert borrowed == {part: list(names) for part, names in mutant.borrowed.items()}
     report = run_stage(stage, namespace)
     lost = {r.check for r in report.results if r.status != "passed"}
     assert lost == mutant.lost

@@ -273,6 +273,8 @@ def code_files(obj) -> list[str] | None:
     def of_function(f) -> str | None:
         f = getattr(f, "py_func", f)  # a Numba dispatcher
         f = getattr(f, "__func__", f)  # staticmethod, classmethod, bound method
+        for _ in range(10):  # through decorators that keep __wrapped__ (once_differentiable, functools.wraps)
+            f = getattr(f, "__wrapped__", None) or f
         code = getattr(f, "__code__", None)
         return code.co_filename if code is not None and hasattr(code, "co_filename") else None
 
@@ -299,7 +301,9 @@ def borrowed_names(parts: dict, namespace: dict, is_learner_file) -> dict[str, l
     compiled from a learner cell (``is_learner_file(co_filename)``). One found
     in the namespace by other means (``from minigrad... import``, or walking
     minigrad's modules with importlib and ``globals().update``) is reported,
-    for an instructor's review. A class with no code of its own counts as borrowed.
+    for an instructor's review. A class counts as the learner's when at least one
+    function of its own body is (a worksheet's cell may add methods to it), as
+    borrowed when none is (``class Exp(TheirExp): pass``).
     """
     found: dict[str, list[str]] = {}
     for part, names in parts.items():
@@ -309,7 +313,8 @@ def borrowed_names(parts: dict, namespace: dict, is_learner_file) -> dict[str, l
             files = code_files(namespace[name])
             if files is None:
                 continue
-            if not files or not all(is_learner_file(f) for f in files):
+            mine = [is_learner_file(f) for f in files]
+            if not (any(mine) if isinstance(namespace[name], type) else all(mine)):
                 found.setdefault(part, []).append(name)
     return found
 

@@ -4,6 +4,9 @@ A mutant replaces some solution cells of a worksheet (by grade_id) with a
 typical wrong answer. ``lost`` is exactly the set of checks it must not pass
 (its own failures and the checks that depend on them), and ``feedback`` gives,
 per check, words the feedback must contain: the advice written for that mistake.
+``added`` are cells the learner added above the first replaced cell (helpers, imports), run
+as the grader runs them; ``borrowed`` is ``part -> names`` whose code must be reported as not
+coming from the learner's cells (``program.borrowed_names``; empty for every other mutant).
 """
 from __future__ import annotations
 
@@ -16,3 +19,5 @@ class Mutant:
     cells: dict[str, str]
     lost: set[str]
     feedback: dict[str, str] = field(default_factory=dict)
+    added: tuple[str, ...] = ()
+    borrowed: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -133,6 +133,14 @@ def topological_order(root):
         lost={"backward_accumulates"},
         feedback={"backward_accumulates": "a node's backward may hand one tensor to several inputs"},
     ),
+    Mutant(  # not a mistake: the issue-11 learner's helper cell, which the grader must run too
+        "helper_in_a_cell_of_its_own",
+        {"topological_order": KAHN.replace("for child, _ in node.next_functions:\n            if child is None:\n"
+                                           "                continue\n            consumers[child] -= 1",
+                                           "for child in children(node):\n            consumers[child] -= 1")},
+        lost=set(),
+        added=("def children(node):\n    return [c for c, _ in node.next_functions if c is not None]\n",),
+    ),
     Mutant(
         "never_frees",
         {"run_backward": BACKWARD.replace(

@@ -50,6 +50,28 @@ MUTANTS = [
         lost={"exp_sigmoid_saved"},
         feedback={"exp_sigmoid_saved": "Exp saved ['input'], expected ['output']: the derivative of exp is exp itself"},
     ),
+    Mutant(  # minigrad's own Exp and Sigmoid, found by walking its modules: flagged for review
+        "borrows_minigrads_functions_dynamically",
+        {"exp_sigmoid": "import importlib, pkgutil\nimport minigrad.ops as _ops\n\n_found = {}\n"
+                        "for _info in pkgutil.walk_packages(_ops.__path__, _ops.__name__ + '.'):\n"
+                        "    _module = importlib.import_module(_info.name)\n"
+                        "    for _name in ('Exp', 'Sigmoid'):\n"
+                        "        if isinstance(getattr(_module, _name, None), type):\n"
+                        "            _found[_name] = getattr(_module, _name)\n"
+                        "globals().update(_found)\n"},
+        lost={"sigmoid_own_formula"},
+        feedback={"sigmoid_own_formula": "your Sigmoid runs minigrad's own sigmoid"},
+        borrowed={"exp_sigmoid": ("Exp", "Sigmoid")},
+    ),
+    Mutant(  # a subclass with nothing of its own is minigrad's code too
+        "subclasses_minigrads_exp",
+        {"exp_sigmoid": SOLUTION["exp_sigmoid"].split("class Sigmoid")[0].replace(
+            "class Exp(Function):", "class _Unused(Function):")
+         + "from minigrad.ops.elementwise import Exp as _TheirExp\n\n\nclass Exp(_TheirExp):\n    pass\n\n\n"
+         + "class Sigmoid" + SOLUTION["exp_sigmoid"].split("class Sigmoid")[1]},
+        lost=set(),
+        borrowed={"exp_sigmoid": ("Exp",)},
+    ),
     Mutant(
         "sigmoid_calls_minigrads_sigmoid",
         edit("exp_sigmoid", "s = 1 / (1 + (-x).exp())", "s = x.sigmoid()"),
