@@ -789,3 +789,62 @@ def test_out_argument(lib):
         lib.mul(w, x, out=lib.zeros(2, 2))
     with lib.no_grad():
         assert lib.mul(w, x, out=z) is z
+
+
+# -- ops taking a dim, over generated shapes (zero-size and size-1 dims included) --------------------
+DIM_OPS = {
+    "prod": lambda L, x, d, k: x.prod(d, keepdim=k),
+    "cumsum": lambda L, x, d, k: x.cumsum(d),
+    "norm2": lambda L, x, d, k: x.norm(2, dim=d, keepdim=k),
+    "norm1": lambda L, x, d, k: x.norm(1, dim=d, keepdim=k),
+    "norm_inf": lambda L, x, d, k: x.norm(float("inf"), dim=d, keepdim=k),
+    "var": lambda L, x, d, k: x.var(d, keepdim=k),
+    "std_c0": lambda L, x, d, k: x.std(d, keepdim=k, correction=0),
+    "logsumexp": lambda L, x, d, k: x.logsumexp(d, keepdim=k),
+    "flip": lambda L, x, d, k: x.flip(d),
+    "roll": lambda L, x, d, k: x.roll(1, d),
+    "sort": lambda L, x, d, k: x.sort(d, descending=k),
+    "topk": lambda L, x, d, k: x.topk(min(1, x.shape[d]), d, largest=k),
+    "split": lambda L, x, d, k: x.split(2, d),
+    "chunk": lambda L, x, d, k: x.chunk(2, d),
+    "unbind": lambda L, x, d, k: x.unbind(d),
+    "max": lambda L, x, d, k: x.max(d, keepdim=k),
+    "min": lambda L, x, d, k: x.min(d, keepdim=k),
+    "index_select": lambda L, x, d, k: x.index_select(d, index(L, [0, 0] if x.shape[d] else [])),
+    "gather": lambda L, x, d, k: x.gather(d, L.zeros(*x.shape, dtype=L.int64)),
+    "tril": lambda L, x, d, k: x.tril(d),
+    "repeat": lambda L, x, d, k: x.repeat(*([2] * x.ndim)),
+}
+
+
+def compare_or_same_error(fn, arrays):
+    """Both raise the same type, or both give the same values, dtypes, node names and gradients."""
+    try:
+        theirs = run(torch, fn, arrays)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            run(minigrad, fn, arrays)
+        return
+    ours = run(minigrad, fn, arrays)
+    assert ours[2:] == theirs[2:], "dtypes, node names or result kinds differ"
+    tol = tolerance(arrays)
+    for m, t_ in zip(ours[0] + ours[1], theirs[0] + theirs[1]):
+        assert m.shape == t_.shape
+        np.testing.assert_allclose(m, t_, rtol=tol, atol=tol)
+
+
+try:
+    from hypothesis import given, settings, strategies as st
+    from hypothesis.extra import numpy as hnp
+except ImportError:  # pragma: no cover - hypothesis is a dev dependency
+    given = None
+
+if given is not None and torch is not None:
+    @pytest.mark.filterwarnings("ignore:.*degrees of freedom is:UserWarning")
+    @pytest.mark.parametrize("op", list(DIM_OPS))
+    @settings(max_examples=12, deadline=None, derandomize=True)
+    @given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=3), data=st.data())
+    def test_dim_ops_over_shapes_match_torch(op, shape, data):
+        dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+        keepdim = data.draw(st.booleans(), label="keepdim")
+        compare_or_same_error(lambda L, x: DIM_OPS[op](L, x, dim, keepdim), [distinct(*shape)])

@@ -128,7 +128,7 @@ class Norm(Function):
 
 def _degrees_of_freedom(ctx, a: Tensor, correction, op: str) -> float:
     """N - correction, at least 0: dividing by 0 then gives inf or NaN, as in PyTorch (with its warning)."""
-    count = int(np.prod([a.shape[d] for d in ctx.dims], dtype=np.int64))
+    ctx.count = count = int(np.prod([a.shape[d] for d in ctx.dims], dtype=np.int64))
     dof = count - correction
     if dof <= 0:
         warnings.warn(
@@ -156,7 +156,7 @@ class Var(Function):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        centred = a - a.mean(ctx.dims, keepdim=True)
+        centred = a - a.sum(ctx.dims, keepdim=True) / ctx.count  # not mean(): no warning when empty
         return _keep_dims(ctx, grad) * centred * 2 / ctx.dof, None, None, None
 
 
@@ -177,7 +177,7 @@ class Std(Function):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         out = _keep_dims(ctx, out)
-        centred = a - a.mean(ctx.dims, keepdim=True)
+        centred = a - a.sum(ctx.dims, keepdim=True) / ctx.count  # not mean(): no warning when empty
         scale = (_keep_dims(ctx, grad) / out).masked_fill(Tensor._wrap(out._data == 0), 0)  # 0 at std = 0, as PyTorch
         return centred * scale / ctx.dof, None, None, None
 
