@@ -794,3 +794,34 @@ def test_checkpoint_passes_keyword_arguments_and_can_skip_the_rng_replay():
     x.grad = None
     out.sum().backward()  # recomputed with the generator as it is now: other random numbers
     assert not np.allclose(x.grad.numpy(), forward_draw)
+
+
+def test_checkpoint_sequential_matches_torch_and_the_plain_run():
+    def program(lib, checkpointed):
+        if lib is minigrad:
+            from minigrad.utils.checkpoint import checkpoint_sequential
+        else:
+            from torch.utils.checkpoint import checkpoint_sequential
+        rng = np.random.default_rng(1)
+        x = lib.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+        weights = [lib.tensor(rng.standard_normal((3, 3)), requires_grad=True) for _ in range(5)]
+        functions = [lambda h, w=w: (h @ w).tanh() for w in weights]
+        out = checkpoint_sequential(functions, 2, x, use_reentrant=False) if checkpointed else functions[4](
+            functions[3](functions[2](functions[1](functions[0](x)))))
+        out.sum().backward()
+        return [x.grad] + [w.grad for w in weights]
+
+    plain_grads = program(minigrad, False)
+    ckpt_grads = program(minigrad, True)
+    for p, c in zip(plain_grads, ckpt_grads):
+        np.testing.assert_allclose(c.numpy(), p.numpy(), rtol=1e-12)
+    if HAVE_TORCH:
+        for c, t in zip(ckpt_grads, program(_torch(), True)):
+            np.testing.assert_allclose(c.numpy(), t.numpy(), rtol=1e-10)
+
+    from minigrad.utils.checkpoint import checkpoint_sequential
+
+    model = minigrad.nn.Sequential(minigrad.nn.Linear(3, 3), minigrad.nn.Tanh(), minigrad.nn.Linear(3, 1))
+    x = minigrad.randn(2, 3)
+    np.testing.assert_allclose(checkpoint_sequential(model, 2, x, use_reentrant=False).detach().numpy(),
+                               model(x).detach().numpy(), rtol=FLOAT32_RTOL)

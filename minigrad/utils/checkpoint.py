@@ -24,6 +24,10 @@ recording and, in its backward, reruns it with recording and calls
 With ``preserve_rng_state=True`` (the default) the recomputation draws the
 same random numbers as the forward (dropout masks match), and the
 generator's state afterwards is as if it had not run.
+
+Only what the block's nodes save with ``ctx.save_for_backward`` is dropped
+and recomputed; a value a node keeps as a plain ``ctx`` attribute (an index
+array, say) stays in memory, as it would without checkpoint.
 """
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ from minigrad.autograd.grad_mode import enable_grad, no_grad
 from minigrad.autograd.graph import saved_tensors_hooks
 from minigrad.tensor import Tensor
 
-__all__ = ["checkpoint", "CheckpointError"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
 
 
 class CheckpointError(RuntimeError):
@@ -71,6 +75,39 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, pre
     frame = _Frame(function, args, kwargs, preserve_rng_state)
     with saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
+
+
+def checkpoint_sequential(functions, segments: int, input: Tensor, use_reentrant: bool | None = None, **kwargs) -> Tensor:
+    """Run ``functions`` (a list or an ``nn.Sequential``) one after another, in ``segments`` chunks;
+    every chunk but the last is checkpointed, so only the chunks' inputs are kept."""
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. "
+            "In version 2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is "
+            "recommended, but if you need to preserve the current default behavior, you can pass "
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+            stacklevel=2,
+        )
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
+
+    def run(chunk: list) -> Callable:
+        def forward(h):
+            for fn in chunk:
+                h = fn(h)
+            return h
+
+        return forward
+
+    size = len(functions) // segments
+    end = 0
+    for start in range(0, size * (segments - 1), size):
+        end = start + size
+        input = checkpoint(run(functions[start:end]), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run(functions[end:])(input)
 
 
 class _Holder:
