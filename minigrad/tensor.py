@@ -255,8 +255,8 @@ class Tensor:
 
     def _regenerate_view(self) -> None:
         """Re-take this view from its base, whose history changed since (an in-place op on the
-        base or on another view of it): PyTorch's view replay. The view's grad_fn becomes the
-        view operations replayed on the base's current history."""
+        base or on another view of it). As in PyTorch, the view's new grad_fn is one
+        ``AsStridedBackward0`` node on the base's current history."""
         meta, base = self._view_meta, self._base
         if meta.no_grad:
             raise RuntimeError(
@@ -273,9 +273,7 @@ class Tensor:
                 "before the in-place operation, or take it again afterwards."
             )
         with _enable_grad():
-            view = base
-            for op, args in meta.steps:
-                view = op.apply(view, *args)
+            view = _shape.AsStrided.apply(base, meta.steps)
         self._requires_grad, self.grad_fn, self._output_nr = view._requires_grad, view.grad_fn, view._output_nr
         meta.base_grad_fn = base.grad_fn
 
@@ -519,7 +517,9 @@ class Tensor:
 
     def __rtruediv__(self, other):
         other = _operand(other)
-        return NotImplemented if other is NotImplemented else _ew.Div.apply(other, self)
+        if other is NotImplemented:
+            return NotImplemented
+        return _ew.Div.apply(other, self) if isinstance(other, Tensor) else _ew.rtruediv(other, self)
 
     def __pow__(self, other):
         other = _operand(other)

@@ -891,3 +891,16 @@ def test_no_grad_view_whose_base_changes_in_grad_mode_raises(base_history):
         b.mul_(w)
         return v * 2
     same(prog)
+
+
+def test_view_history_after_inplace_is_one_as_strided_node():
+    def prog(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        h = x * 1
+        v = h.t()[1:]
+        v.mul_(lib.tensor([[2., 3.], [4., 5.]]))
+        names = v.grad_fn.name(), v.grad_fn.next_functions[0][0].name()
+        g, = lib.autograd.grad((v * v).sum() + h.sum(), x, create_graph=True)
+        gg, = lib.autograd.grad((g * g).sum(), x)
+        return names, g, gg
+    same(prog)

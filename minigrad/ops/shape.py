@@ -481,6 +481,58 @@ def replay(t: Tensor, steps: tuple, on_gradient: bool = False) -> Tensor:
     return t
 
 
+def _memory_order(a: np.ndarray) -> tuple:
+    """The dimensions of ``a`` from the largest stride to the smallest."""
+    return tuple(sorted(range(a.ndim), key=lambda d: -abs(a.strides[d])))
+
+
+def _filled_with_region(shape: tuple, order: tuple, dtype, steps: tuple, fill) -> tuple:
+    """A new array of ``shape`` (laid out in ``order``, as the base was) filled with ``fill``,
+    and the view ``steps`` select in it: where a view's region lies in its base."""
+    full = np.full([shape[d] for d in order], fill, dtype).transpose(np.argsort(order))
+    with no_grad():
+        region = replay(Tensor._wrap(full), steps)._data
+    if region.size and not np.may_share_memory(region, full):
+        raise RuntimeError(f"the view steps {steps} copy instead of viewing; please report this as a minigrad bug")
+    return full, region
+
+
+class AsStrided(Function):
+    """A view taken again from its base in one step (PyTorch's name for the node it then gets).
+
+    After an in-place change of the base, a view's history is rebuilt with this
+    node: its gradient goes into zeros of the base's shape, at the view's region.
+    """
+
+    node_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, base, steps):
+        ctx.steps, ctx.shape, ctx.order = steps, base.shape, _memory_order(base._data)
+        return Tensor._wrap(replay(base, steps)._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AsStridedScatter.apply(grad, ctx.steps, ctx.shape, ctx.order), None
+
+
+class AsStridedScatter(Function):
+    """Zeros of the base's shape with ``grad`` at the view's region: AsStrided's backward (and the reverse)."""
+
+    node_name = "AsStridedScatterBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, steps, shape, order):
+        ctx.steps = steps
+        full, region = _filled_with_region(shape, order, grad._data.dtype, steps, 0)
+        region[...] = grad._data
+        return Tensor._wrap(full)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return replay(grad, ctx.steps, on_gradient=True), None, None, None
+
+
 class CopySlices(Function):
     """The base's history after an in-place operation on one of its views (PyTorch's name).
 
@@ -497,9 +549,7 @@ class CopySlices(Function):
         # PyTorch's CopySlices owns the in-place op's node and drops it when released, so a
         # second backward through it always fails; holding ``values`` the same way does that here.
         ctx.save_for_backward(values)
-        ctx.steps = steps
-        strides = base._data.strides
-        ctx.layout = tuple(sorted(range(base.ndim), key=lambda d: -abs(strides[d])))  # the base's memory order
+        ctx.steps, ctx.order = steps, _memory_order(base._data)
         return Tensor._wrap(base._data)  # the in-place op already wrote ``values`` into the base's memory
 
     @staticmethod
@@ -507,12 +557,7 @@ class CopySlices(Function):
         ctx.saved_tensors  # raises after a backward without retain_graph, as in PyTorch
         grad_base = None
         if ctx.needs_input_grad[0]:
-            shape, order = grad.shape, ctx.layout
-            outside = np.ones([shape[d] for d in order], grad._data.dtype).transpose(np.argsort(order))
-            with no_grad():
-                region = replay(Tensor._wrap(outside), ctx.steps)._data
-            if not np.may_share_memory(region, outside):
-                raise RuntimeError(f"CopySlices: the view steps {ctx.steps} copy instead of viewing; please report this")
+            outside, region = _filled_with_region(grad.shape, ctx.order, grad._data.dtype, ctx.steps, 1)
             region[...] = 0
             grad_base = grad * Tensor._wrap(outside)
         return grad_base, replay(grad, ctx.steps, on_gradient=True), None
