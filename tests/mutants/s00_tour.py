@@ -21,6 +21,17 @@ def value_and_grad(x):
     value.backward()
     return value.item(), x.grad
 '''}, lost={"gradient"}, feedback={"gradient": "now requires grad"}),
+    Mutant("value_as_a_tensor", {"value_and_grad": '''
+def value_and_grad(x):
+    x = x.detach().requires_grad_()
+    value = (x ** 2 + 3 * x).sum()
+    value.backward()
+    return value, x.grad
+'''}, lost={"gradient"}, feedback={"gradient": "return it as a Python float"}),
+    Mutant("gradient_by_hand", {"value_and_grad": '''
+def value_and_grad(x):
+    return (x ** 2 + 3 * x).sum().item(), 2 * x + 3
+'''}, lost={"gradient"}, feedback={"gradient": "backward() was never called"}),
     Mutant("step_uphill", {"sgd_step": STEP.replace("p -= lr", "p += lr")},
            lost={"sgd_step", "training"}, feedback={"sgd_step": "subtract lr * grad"}),
     Mutant("never_clears", {"sgd_step": STEP.replace("            p.grad = None\n", "")},

@@ -9,11 +9,25 @@ from minigrad.course.checks import Check, Stage, Verdict, close, fmt
 
 def probe_gradient(ns: dict, rng: np.random.Generator) -> dict:
     x = minigrad.tensor(rng.uniform(-2, 2, 5), dtype=minigrad.float64)
-    value, grad = ns["value_and_grad"](x)
-    return {"x": x, "value": float(value), "grad": grad, "x_grad_after": x.grad, "x_requires_grad": x.requires_grad}
+    original, calls = minigrad.Tensor.backward, [0]
+
+    def counted(self, *args, **kwargs):
+        calls[0] += 1
+        return original(self, *args, **kwargs)
+
+    minigrad.Tensor.backward = counted
+    try:
+        value, grad = ns["value_and_grad"](x)
+    finally:
+        minigrad.Tensor.backward = original
+    return {"x": x, "value": float(value), "value_type": type(value).__name__, "grad": grad,
+            "backward_calls": calls[0], "x_grad_after": x.grad, "x_requires_grad": x.requires_grad}
 
 
 def judge_gradient(mine: dict, ref: dict) -> Verdict:
+    if mine["value_type"] != "float":
+        return Verdict(False, f"value_and_grad returned f(x) as a {mine['value_type']}: return it as a Python "
+                              "float, value.item() (a tensor would keep its graph alive, and prints differently)")
     if not close(mine["value"], ref["value"]):
         return Verdict(False, f"f(x) = {fmt(mine['value'])}, expected {fmt(ref['value'])}: f(x) = (x**2 + 3*x).sum()")
     if mine["grad"] is None:
@@ -23,6 +37,9 @@ def judge_gradient(mine: dict, ref: dict) -> Verdict:
         return Verdict(False, "you returned 2x: that is the gradient of x**2 alone; let backward() do the whole sum")
     if not close(mine["grad"], ref["grad"]):
         return Verdict(False, f"the gradient is {fmt(mine['grad'])}, expected {fmt(ref['grad'])} (= 2x + 3)")
+    if mine["backward_calls"] == 0:
+        return Verdict(False, "the gradient is right, but backward() was never called: the worksheet asks for the "
+                              "gradient by backward(), from f's value, not worked out by hand (2x + 3)")
     if mine["x_requires_grad"]:
         return Verdict(False, "the gradient is right, but the x passed in now requires grad: work on a copy "
                               "(x.detach().requires_grad_()) so the caller's tensor is left as it was")
