@@ -135,8 +135,11 @@ def test_outputs_stripped_metadata_kept_and_input_untouched():
     assert nb == before  # the solution is not modified
     cell = ex.cells[1]
     assert cell.outputs == [] and cell.execution_count is None
-    assert cell.metadata == {"tags": ["keep-me"], **grader("add_one", solution=True)}
-    assert ex.cells[2].metadata == grader("test_add_one", grade=True, locked=True, points=1)
+    # nbgrader's cell locks, as its release has them: answers cannot be deleted, checks not edited either
+    assert cell.metadata == {"tags": ["keep-me"], **grader("add_one", solution=True), "deletable": False}
+    assert ex.cells[2].metadata == {**grader("test_add_one", grade=True, locked=True, points=1),
+                                    "deletable": False, "editable": False}
+    assert "deletable" not in ex.cells[0].metadata  # an ordinary cell stays free
     assert "widgets" not in ex.metadata and ex.metadata.kernelspec.name == "python3"
 
 

@@ -14,7 +14,10 @@ needs, without depending on nbgrader:
 - ``### BEGIN HIDDEN TESTS`` and ``### BEGIN MARK SCHEME`` regions are removed,
   marker lines included;
 - outputs, execution counts and transient metadata are stripped; all other
-  metadata (nbgrader's included) is kept.
+  metadata (nbgrader's included) is kept;
+- cells get nbgrader's locks, as its ``generate_assignment`` release does: an
+  answer cell cannot be deleted (``deletable: false``), a check cell or a locked
+  cell can be neither deleted nor edited (``editable: false`` too).
 
 A marker is a line whose stripped text is exactly the marker, as in nbgrader.
 A line that merely mentions a marker phrase (``# BEGIN SOLUTION``) is an
@@ -70,6 +73,7 @@ def build_exercise(solution_nb: NotebookNode) -> NotebookNode:
     nb = copy.deepcopy(solution_nb)
     for index, cell in enumerate(nb.cells):
         _clear_cell(cell, index)
+        _lock_cell(cell)
     nb.metadata.pop("celltoolbar", None)  # nbgrader's authoring toolbar
     return strip_outputs(nb)
 
@@ -130,6 +134,17 @@ def _marker(line: str) -> tuple[str, str] | None:
                     f"malformed marker {text!r}: write '### {verb} {kind}' alone on its line"
                 )
     return None
+
+
+def _lock_cell(cell: NotebookNode) -> None:
+    """nbgrader's ``LockCells`` with its defaults: answer cells stay editable, graded and
+    locked cells become read-only; none of them can be deleted."""
+    meta = cell.metadata.get("nbgrader", {})
+    if meta.get("solution"):
+        cell.metadata["deletable"] = False
+    elif meta.get("grade") or meta.get("locked"):
+        cell.metadata["deletable"] = False
+        cell.metadata["editable"] = False
 
 
 def strip_outputs(nb: NotebookNode) -> NotebookNode:

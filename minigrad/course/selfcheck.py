@@ -20,6 +20,7 @@ import dis
 import inspect
 import linecache
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,6 +53,10 @@ def check(stage: str, part: str | None = None, namespace: dict | None = None, se
     print(format_report(report))
     for line in notes(selected, part, namespace):
         print(line)
+    if report.max_points and not report.points:
+        # nbgrader's validate calls a grade cell with stderr output failed (and scores it 0, as
+        # here); without it, 0 points would read "Partial credit; passed some but not all".
+        print(f"0 of {report.max_points:g} points: no check passes yet (see the table above)", file=sys.stderr)
     return report
 
 
