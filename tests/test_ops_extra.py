@@ -232,8 +232,8 @@ def test_gradgradcheck(name):
 
 
 # -- 2. the same inputs through PyTorch ------------------------------------------------------------------
-def run(lib, fn, arrays, seed=0):
-    inputs = [lib.tensor(np.array(a, dtype=np.float64), requires_grad=True) for a in arrays]
+def run(lib, fn, arrays, seed=0, dtype=np.float64):
+    inputs = [lib.tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
     outs = outputs(fn(lib, *inputs))
     rng = np.random.default_rng(seed)
     values, names, dtypes_, loss = [], [], [], None
@@ -242,12 +242,12 @@ def run(lib, fn, arrays, seed=0):
         dtypes_.append(str(o.dtype).split(".")[-1])
         names.append(o.grad_fn.name() if o.grad_fn is not None else None)
         if o.requires_grad:
-            term = (o * lib.tensor(rng.standard_normal(tuple(o.shape)))).sum()
+            term = (o * lib.tensor(rng.standard_normal(tuple(o.shape)).astype(dtype))).sum()
             loss = term if loss is None else loss + term
     grads = []
     if loss is not None:
         found = lib.autograd.grad(loss, inputs, allow_unused=True)
-        grads = [np.zeros(a.shape) if g is None else g.detach().numpy().copy() for a, g in zip(arrays, found)]
+        grads = [np.zeros(a.shape, dtype) if g is None else g.detach().numpy().copy() for a, g in zip(arrays, found)]
     result = fn(lib, *inputs)
     named = (hasattr(result, "values"), hasattr(result, "indices")) if isinstance(result, tuple) else None
     return values, grads, dtypes_, names, named
@@ -278,6 +278,23 @@ def test_matches_torch(name):
     for i, (m, t) in enumerate(zip(mg, tg)):
         scale = max(1.0, float(np.abs(t).max())) if t.size else 1.0
         np.testing.assert_allclose(m, t, rtol=tol, atol=tol * scale, err_msg=f"gradient of input {i}")
+
+
+@needs_torch
+@pytest.mark.parametrize("name", [n for n in CASES if n not in TORCH_FAILS])
+def test_float32_matches_torch(name):
+    """In float32: the same dtypes for outputs and gradients, values within float32 rounding."""
+    fn, arrays = make_inputs(name)
+    mv, mg, md, mn, mt = run(minigrad, fn, arrays, dtype=np.float32)
+    tv, tg, td, tn, tt = run(torch, fn, arrays, dtype=np.float32)
+    assert (md, mn, mt) == (td, tn, tt)
+    assert [g.dtype for g in mg] == [g.dtype for g in tg]
+    n = max([np.size(a) for a in arrays] + [1])
+    tol = 16 * n * np.finfo(np.float32).eps
+    for m, t_ in zip(mv + mg, tv + tg):
+        assert m.shape == t_.shape
+        scale = max(1.0, float(np.abs(t_[np.isfinite(t_)]).max())) if np.isfinite(t_).any() else 1.0
+        np.testing.assert_allclose(m, t_, rtol=tol, atol=tol * scale)
 
 
 # -- prod: the plain backward and the differentiable one agree, zeros included ---------------------
