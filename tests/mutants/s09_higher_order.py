@@ -71,4 +71,11 @@ def hessian(f, x):
         lost={"newton_quadratic", "newton_rosenbrock"},
         feedback={"newton_quadratic": "the step has the wrong sign", "newton_rosenbrock": "go uphill"},
     ),
+    Mutant(
+        "newton_makes_the_callers_x0_require_grad",
+        edit("newton", "    x = x0.detach().clone()\n    for _ in range(steps):\n        x = x.detach().requires_grad_()",
+             "    x = x0\n    for _ in range(steps):\n        x.requires_grad_()"),
+        lost={"newton_quadratic"},
+        feedback={"newton_quadratic": "never change x0 itself"},
+    ),
 ]

@@ -210,8 +210,11 @@ def probe_newton_quadratic(ns: dict, rng: np.random.Generator) -> dict:
     def f(x):  # not x @ (A @ x): see probe_hvp_quadratic
         return 0.5 * (x * (a_t @ x)).sum() - (b_t * x).sum()
 
-    x0 = _const(rng.standard_normal(n))
-    return {"x0": x0, "minimum": np.linalg.solve(a, b), **_attempt(lambda: ns["newton_minimize"](f, x0, 1))}
+    start = rng.standard_normal(n)
+    x0 = _const(start.copy())
+    result = _attempt(lambda: ns["newton_minimize"](f, x0, 1))
+    return {"x0": start, "minimum": np.linalg.solve(a, b), "x0_changed": bool(np.any(x0.detach().numpy() != start)),
+            "x0_requires_grad": x0.requires_grad, **result}
 
 
 def judge_newton_quadratic(mine: dict, ref: dict) -> Verdict:
@@ -221,6 +224,9 @@ def judge_newton_quadratic(mine: dict, ref: dict) -> Verdict:
     got = mine["ok"]
     if got is None or np.shape(got) != x_star.shape:
         return Verdict(False, f"newton_minimize returned {fmt(got)}: return the final x, a tensor of x0's shape")
+    if mine["x0_changed"] or mine["x0_requires_grad"]:
+        return Verdict(False, "newton_minimize changed the caller's x0 (its values, or made it require grad): never "
+                              "change x0 itself; start from a fresh leaf, x = x0.detach().clone().requires_grad_()")
     if close(got, ref["ok"]):
         return Verdict(True)
     if close(got, 2 * x0 - x_star):
