@@ -154,6 +154,30 @@ class Div(Function):
                 sum_to(-grad * (a / b / b), shape_b) if need_b else None)
 
 
+class Reciprocal(Function):
+    """``1 / a``. PyTorch computes ``number / tensor`` as ``reciprocal(tensor) * number``:
+    the saved value is this private result, so changing the tensor afterwards is allowed."""
+
+    node_name = "ReciprocalBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(divide="ignore"):
+            out = Tensor._wrap(np.reciprocal(_float(a)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return -grad * (out * out)
+
+
+def rtruediv(number, a: Tensor) -> Tensor:
+    """``number / a`` as PyTorch computes it: ``reciprocal(a) * number`` (two nodes)."""
+    return Mul.apply(Reciprocal.apply(a), number)
+
+
 class Pow(Function):
     """``a ** b``. Both gradients need both operands; the output is saved whenever the
     exponent is a tensor, as PyTorch does (so changing it in place raises there too)."""
