@@ -246,6 +246,32 @@ def test_nll_loss_with_every_target_ignored_is_nan_like_torch():
 
 
 @needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_fused_losses_have_torchs_node_names(reduction):
+    """The tutorials print ``loss.grad_fn``: these losses are one node each, named as in PyTorch."""
+    x, t = _arr((3, 4)), _arr((3, 4), seed=1, low=0, high=1)
+    for name, args in [("mse_loss", (x, t)), ("binary_cross_entropy_with_logits", (x, t)),
+                       ("binary_cross_entropy", (t, t[::-1].copy())), ("cross_entropy", (x, np.array([0, 3, 1])))]:
+        ours = getattr(F, name)(_mg(args[0]), minigrad.tensor(args[1]), reduction=reduction)
+        theirs = getattr(TF, name)(torch.tensor(args[0], requires_grad=True), torch.tensor(args[1]),
+                                   reduction=reduction)
+        assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
+
+
+@needs_torch
+def test_loss_weights_that_require_grad_are_refused_like_torch():
+    x, t, w = _arr(3), _arr(3, seed=1, low=0, high=1), _arr(3, seed=2, low=0.5, high=1)
+    for fn, kwargs in [("binary_cross_entropy_with_logits", "weight"), ("binary_cross_entropy_with_logits", "pos_weight"),
+                       ("binary_cross_entropy", "weight")]:
+        probs = 1 / (1 + np.exp(-x))
+        inp = probs if fn == "binary_cross_entropy" else x
+        with pytest.raises(RuntimeError, match=f"not differentiable with respect to argument '{kwargs}'"):
+            getattr(TF, fn)(torch.tensor(inp), torch.tensor(t), **{kwargs: torch.tensor(w, requires_grad=True)})
+        with pytest.raises(RuntimeError, match=f"not differentiable with respect to argument '{kwargs}'"):
+            getattr(F, fn)(_mg(inp), _mg(t, False), **{kwargs: _mg(w)})
+
+
+@needs_torch
 def test_one_hot_matches_torch():
     t = np.array([[0, 3], [2, 1]])
     np.testing.assert_array_equal(F.one_hot(minigrad.tensor(t)).numpy(), TF.one_hot(torch.tensor(t)).numpy())

@@ -32,6 +32,7 @@ from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
+from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, MseLoss
 from minigrad.ops.broadcast import wrap_dim
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor
@@ -651,7 +652,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
 
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
-    """Mean squared error, ``((input - target) ** 2).mean()``.
+    """Mean squared error, ``((input - target) ** 2).mean()``: one ``MseLossBackward0`` node.
 
     Shapes that differ are broadcast, with PyTorch's warning: (N, 1) against
     (N,) broadcasts to (N, N), which is almost never what was meant.
@@ -659,6 +660,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_tensors("mse_loss", input, target)
     _warn_size_mismatch(input, target)
+    if weight is None and target.shape == input.shape and target.dtype == input.dtype:
+        return MseLoss.apply(input, target, reduction)
     diff = input - target
     losses = diff * diff
     return _reduce(losses if weight is None else losses * weight, reduction)
@@ -722,9 +725,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     x = input._data
     if x.size and not ((x >= 0) & (x <= 1)).all():
         raise RuntimeError("all elements of input should be between 0 and 1")
+    _no_grad_for("binary_cross_entropy", weight=weight)
     if weight is not None:
         weight = weight.expand(input.shape)
-    return _reduce(BinaryCrossEntropy.apply(input, target.to(input.dtype), weight), reduction)
+    return BinaryCrossEntropy.apply(input, target.to(input.dtype), weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -732,19 +736,22 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """``binary_cross_entropy(sigmoid(input), target)`` computed from the logits, without overflow.
 
-    PyTorch's arrangement: with m = max(-x, 0),
-    ``loss = (1 - t) x + (1 + (pos_weight - 1) t) (m + log(exp(-m) + exp(-x - m)))``;
-    ``pos_weight`` (one per class, the last dimension) weighs the positive targets.
+    PyTorch's arrangement (see ``nn/ops/reduced_loss.py``); ``pos_weight``
+    (one per class, the last dimension) weighs the positive targets.
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_tensors("binary_cross_entropy_with_logits", input, target)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    m = (-input).clamp(min=0)
-    log_one_plus_exp = m + ((-m).exp() + (-input - m).exp()).log()  # log(1 + exp(-x)), stable
-    if pos_weight is not None:
-        log_one_plus_exp = log_one_plus_exp * ((pos_weight - 1) * target + 1)
-    losses = (1 - target) * input + log_one_plus_exp
-    if weight is not None:
-        losses = losses * weight
-    return _reduce(losses, reduction)
+    _no_grad_for("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), weight, pos_weight, reduction)
+
+
+def _no_grad_for(fn: str, **tensors: Tensor | None) -> None:
+    """Loss weights are constants in PyTorch: a weight that requires grad is refused, with its error."""
+    for name, t in tensors.items():
+        if t is not None and t.requires_grad:
+            raise RuntimeError(
+                f"The function '{fn}' is not differentiable with respect to argument '{name}'. "
+                "This input cannot have requires_grad True."
+            )

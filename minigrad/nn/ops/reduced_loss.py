@@ -1,0 +1,103 @@
+"""Elementwise losses as single Functions with their reduction inside, named as PyTorch names them.
+
+``F.mse_loss``, ``F.binary_cross_entropy`` and ``F.binary_cross_entropy_with_logits``
+could be a few tensor operations each, but then ``loss.grad_fn`` would be a
+``MeanBackward0`` where PyTorch shows ``MseLossBackward0`` (the tutorials print
+it), and the loss would record several nodes. Each Function here computes the
+elementwise losses in NumPy and reduces them ("mean", "sum" or "none") in the
+same node. Its backward first spreads the upstream gradient back over the
+elements (``spread``), then applies the elementwise derivative, written with
+tensor operations so that it can be differentiated again.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.tensor import Tensor
+
+
+def reduce_array(losses: np.ndarray, reduction: str) -> np.ndarray:
+    """The forward's reduction, on the array of elementwise losses."""
+    if reduction == "none":
+        return losses
+    with np.errstate(invalid="ignore", divide="ignore"):  # an empty mean is nan, as in PyTorch
+        total = losses.sum(dtype=losses.dtype)
+        return np.asarray(total / losses.size if reduction == "mean" else total, dtype=losses.dtype)
+
+
+def spread(grad: Tensor, reduction: str, shape: tuple) -> Tensor:
+    """The gradient of each element's loss, from the gradient of the reduced loss."""
+    if reduction == "none":
+        return grad
+    n = int(np.prod(shape, dtype=np.int64))
+    per_element = grad / n if reduction == "mean" else grad
+    return per_element.expand(shape)
+
+
+class MseLoss(Function):
+    """mean/sum/none of (input - target)^2 for same-shaped input and target; d/dinput = 2 (input - target)."""
+
+    node_name = "MseLossBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, reduction):
+        ctx.save_for_backward(input, target)
+        ctx.reduction = reduction
+        diff = input._data - target._data
+        return Tensor._wrap(reduce_array(diff * diff, reduction))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        g = spread(grad, ctx.reduction, input.shape) * ((input - target) * 2)
+        need_input, need_target, _ = ctx.needs_input_grad
+        return (g if need_input else None), (-g if need_target else None), None
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """PyTorch's stable form: with m = max(-x, 0) and lw = 1 + (pos_weight - 1) * t,
+
+        loss = weight * ((1 - t) * x + lw * (m + log(exp(-m) + exp(-x - m))))
+        d/dx = weight * ((lw * sigmoid(x) - lw) + (1 - t))      = weight * (sigmoid(x) - t) without pos_weight
+        d/dt = weight * (-x - (pos_weight - 1) * log(1 + exp(-x)))
+    """
+
+    node_name = "BinaryCrossEntropyWithLogitsBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        ctx.save_for_backward(input, target, weight, pos_weight)
+        ctx.reduction = reduction
+        x, t = input._data, target._data
+        m = np.maximum(-x, 0)
+        softplus_neg = m + np.log(np.exp(-m) + np.exp(-x - m))  # log(1 + exp(-x)), without overflow
+        if pos_weight is not None:
+            softplus_neg = softplus_neg * ((pos_weight._data - 1) * t + 1)
+        losses = (1 - t) * x + softplus_neg
+        if weight is not None:
+            losses = losses * weight._data
+        return Tensor._wrap(reduce_array(losses.astype(x.dtype, copy=False), reduction))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t, weight, pos_weight = ctx.saved_tensors
+        g = spread(grad, ctx.reduction, x.shape)
+        if weight is not None:
+            g = g * weight
+        need_x, need_t = ctx.needs_input_grad[:2]
+        grad_x = grad_t = None
+        if pos_weight is None:
+            if need_x:
+                grad_x = g * (x.sigmoid() - t)
+            if need_t:
+                grad_t = g * -x
+        else:
+            log_weight = (pos_weight - 1) * t + 1
+            if need_x:
+                grad_x = g * (log_weight * x.sigmoid() - log_weight + (1 - t))
+            if need_t:
+                m = (-x).clamp(min=0)
+                softplus_neg = m + ((-m).exp() + (-x - m).exp()).log()
+                grad_t = g * (-x + (pos_weight - 1) * softplus_neg)
+        return grad_x, grad_t, None, None, None
