@@ -225,6 +225,9 @@ class Tensor:
         return out
 
     def detach_(self) -> "Tensor":
+        """Cut this tensor from the graph in place (a view cannot be: its history is its base's)."""
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn, self._requires_grad = None, False
         return self
 
@@ -867,6 +870,33 @@ class Tensor:
 
     def sign_(self) -> "Tensor":
         return self._inplace(_unary.Sign)
+
+    def exp_(self) -> "Tensor":
+        return self._inplace(_ew.Exp)
+
+    def log_(self) -> "Tensor":
+        return self._inplace(_ew.Log)
+
+    def sqrt_(self) -> "Tensor":
+        return self._inplace(_ew.Sqrt)
+
+    def abs_(self) -> "Tensor":
+        return self._inplace(_ew.Abs)
+
+    def neg_(self) -> "Tensor":
+        return self._inplace(_ew.Neg)
+
+    def tanh_(self) -> "Tensor":
+        return self._inplace(_ew.Tanh)
+
+    def sigmoid_(self) -> "Tensor":
+        return self._inplace(_ew.Sigmoid)
+
+    def relu_(self) -> "Tensor":
+        return self._inplace(_ew.Relu)
+
+    def pow_(self, exponent) -> "Tensor":
+        return self._inplace(_ew.Pow, _operand(exponent))
 
     # -- matrix products ---------------------------------------------------------------------------
     def mm(self, mat2: "Tensor") -> "Tensor":

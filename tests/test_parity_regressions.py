@@ -904,3 +904,33 @@ def test_view_history_after_inplace_is_one_as_strided_node():
         gg, = lib.autograd.grad((g * g).sum(), x)
         return names, g, gg
     same(prog)
+
+
+@pytest.mark.parametrize("base_requires_grad", [False, True])
+def test_detach_in_place_refuses_views(base_requires_grad):
+    def prog(lib):
+        w = lib.ones(3, requires_grad=True)
+        h = w * 1 if base_requires_grad else lib.ones(3)
+        h[:2].detach_()
+    same(prog)
+
+
+def test_detach_in_place_of_a_non_view():
+    def prog(lib):
+        w = lib.ones(3, requires_grad=True)
+        h = w * 1
+        h.detach_()
+        return h.requires_grad, h.grad_fn, h.is_leaf
+    same(prog)
+
+
+def test_stale_no_grad_view_used_under_no_grad_is_fine():
+    def prog(lib):
+        w = lib.ones(3, requires_grad=True)
+        h = w * 1
+        with lib.no_grad():
+            v = h[:2]
+        h.mul_(2)
+        with lib.no_grad():
+            return v * 2
+    same(prog)

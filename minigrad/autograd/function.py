@@ -240,13 +240,13 @@ class Function:
         if kwargs:
             args = _bind_keywords(cls, args, kwargs)
         ctx = cls._backward_cls()
+        grad_was_enabled = _GradMode.enabled
         needs_input_grad = ctx.needs_input_grad = tuple([
             # (a view whose base got a history after it was taken requires grad too)
-            isinstance(a, Tensor) and (
-                a._requires_grad or a._base is not None and a._base._requires_grad and a._view_needs_grad()
-            ) for a in args
+            isinstance(a, Tensor) and (a._requires_grad or (
+                a._base is not None and grad_was_enabled and a._base._requires_grad and a._view_needs_grad()
+            )) for a in args
         ])
-        grad_was_enabled = _GradMode.enabled
         _GradMode.enabled = False  # forward's own operations are not recorded
         try:
             if cls.setup_context is Function.setup_context:
