@@ -190,6 +190,15 @@ CASES = {
     "masked_fill_": (lambda L, x: (x * 1).masked_fill_(L.tensor([True, False, True]), 0.5), [(normal, (2, 3))]),
     "scatter_add_": (lambda L, x, s: (x * 1).scatter_add_(0, index(L, [[1, 1, 0]]), s),
                      [(normal, (2, 3)), (normal, (1, 3))]),
+    "exp_": (lambda L, x: (x * 1).exp_(), [(normal, (2, 3))]),
+    "log_": (lambda L, x: (x * 1).log_(), [(above(0), (2, 3))]),
+    "sqrt_": (lambda L, x: (x * 1).sqrt_(), [(above(0), (2, 3))]),
+    "abs_": (lambda L, x: (x * 1).abs_(), [(distinct, (2, 3))]),
+    "neg_": (lambda L, x: (x * 1).neg_(), [(normal, (2, 3))]),
+    "tanh_": (lambda L, x: (x * 1).tanh_(), [(normal, (2, 3))]),
+    "sigmoid_": (lambda L, x: (x * 1).sigmoid_(), [(normal, (2, 3))]),
+    "relu_": (lambda L, x: (x * 1).relu_(), [(distinct, (2, 3))]),
+    "pow_": (lambda L, x: (x * 1).pow_(3), [(normal, (2, 3))]),
     "tril_": (lambda L, x: (x * 1).tril_(), [(normal, (3, 3))]),
     "triu_": (lambda L, x: (x * 1).triu_(-1), [(normal, (3, 3))]),
 }
@@ -565,7 +574,8 @@ def test_index_ops_accumulate_repeated_indices():
 
 def test_inplace_variants_bump_the_version_and_keep_the_tensor():
     x = minigrad.tensor([0.5, -0.5])
-    for op in ("sin_", "cos_", "tan_", "sinh_", "cosh_", "expm1_", "log1p_", "sign_"):
+    for op in ("sin_", "cos_", "tan_", "sinh_", "cosh_", "expm1_", "log1p_", "sign_", "exp_", "abs_", "neg_",
+               "tanh_", "sigmoid_", "relu_"):
         before = x._version
         assert getattr(x, op)() is x and x._version == before + 1
     m = minigrad.zeros(2, 2)
