@@ -380,7 +380,7 @@ def _module_pairs():
         ("Embedding(10, 3, padding_idx=-1)", {}), ("BCELoss()", {}), ("BCEWithLogitsLoss()", {}), ("NLLLoss()", {}),
         ("L1Loss()", {}), ("SmoothL1Loss(beta=0.5)", {}), ("HuberLoss(delta=2.0)", {}), ("AvgPool2d(2)", {}),
         ("AvgPool2d(3, stride=2, padding=1)", {}), ("AdaptiveAvgPool2d(1)", {}), ("AdaptiveAvgPool2d((2, None))", {}),
-        ("Identity(54, unused='x')", {}), ("Flatten()", {}), ("ReLU()", {}), ("CrossEntropyLoss(label_smoothing=0.1)", {}),
+        ("Identity(54, unused='x')", {}), ("Flatten()", {}), ("ReLU()", {}), ("ReLU(inplace=True)", {}), ("CrossEntropyLoss(label_smoothing=0.1)", {}),
     ]
 
 
@@ -427,9 +427,17 @@ def test_modules_compute_their_functions():
     assert "weight" in nn.BCELoss(weight=w).state_dict()
 
 
-def test_inplace_true_is_refused_with_the_fix():
+def test_relu_inplace_overwrites_its_input_and_other_inplace_forms_are_refused():
+    x = minigrad.tensor([-1.0, 2.0], requires_grad=True)
+    h = x * 1
+    out = nn.ReLU(inplace=True)(h)
+    assert out is h and h.tolist() == [0.0, 2.0] and repr(nn.ReLU(True)) == "ReLU(inplace=True)"
+    out.sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0]
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        F.relu(x, inplace=True)
     with pytest.raises(NotImplementedError, match="inplace=False"):
-        nn.ReLU(inplace=True)
+        nn.SiLU(inplace=True)
     with pytest.raises(NotImplementedError, match="inplace=False"):
         F.silu(minigrad.randn(2), inplace=True)
 

@@ -41,9 +41,9 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 
 # -- activations --------------------------------------------------------------
-def relu(input: Tensor) -> Tensor:
-    """max(x, 0), elementwise."""
-    return input.relu()
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0), elementwise; ``inplace=True`` overwrites ``input`` (``input.relu_()``) and returns it."""
+    return input.relu_() if inplace else input.relu()
 
 
 def sigmoid(input: Tensor) -> Tensor:

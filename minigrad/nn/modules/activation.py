@@ -1,8 +1,9 @@
 """Activations as Modules, so they can sit in a ``Sequential``.
 
 They have no parameters; each forward is one call of the function in
-``nn.functional``. The ``inplace`` argument exists for PyTorch's signatures,
-but only ``inplace=False`` is supported (the result is a new tensor).
+``nn.functional``. ``ReLU(inplace=True)`` overwrites its input, as in PyTorch;
+the other activations accept ``inplace`` for PyTorch's signatures but support
+only ``inplace=False`` (an in-place form would need its own Function).
 """
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ from minigrad.tensor import Tensor
 
 
 class ReLU(Module):
-    """max(x, 0)."""
+    """max(x, 0); with ``inplace=True`` the input is overwritten (and returned), as in PyTorch."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
-        F._no_inplace("ReLU", inplace)
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.relu()
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
