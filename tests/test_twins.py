@@ -2,7 +2,8 @@
 
 Part 1. Several ops have a fast backward (a Numba kernel or plain NumPy) for an
 ordinary pass and a twin made of tensor operations for ``create_graph=True``
-(relu, sigmoid, tanh, softmax, the fused linear and cross-entropy). For every
+(relu, sigmoid, tanh, softmax, gelu, the fused linear and cross-entropy, the
+target gradient of binary_cross_entropy, prod). For every
 such op, and for the ops whose backward masks a gradient (clamp, maximum,
 max, where, pow, ...), each input class (zeros, negatives, -0.0, inf, NaN,
 ties, empty) and each class of upstream gradient (zeros, inf, NaN) is run
@@ -13,7 +14,8 @@ Part 2. As in PyTorch, an op saves an operand only if a gradient it must
 compute uses it (``ctx.needs_input_grad``): ``x * w`` keeps ``w`` for ``x``'s
 gradient and nothing for ``w``'s. An operand nobody needs can be changed in
 place afterwards, and the graph holds no reference to it; changing one that
-is needed raises, as in PyTorch.
+is needed raises, as in PyTorch. And what was saved is freed by backward: a
+second backward raises exactly for the ops that raise in PyTorch.
 """
 from __future__ import annotations
 
