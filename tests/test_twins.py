@@ -406,3 +406,17 @@ def test_a_second_backward_raises_exactly_as_in_torch(op):
         assert got is want, f"minigrad gives {got}, torch {want}"
     else:
         np.testing.assert_allclose(got, want, **tol(np.float32, 3))
+
+
+@pytest.mark.parametrize("name", ["relu_backward", "sigmoid_backward", "tanh_backward", "gelu_backward"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_elementwise_kernels_match_their_references_on_special_values(name, dtype):
+    """The Numba kernels behind the fast paths and their NumPy references, on every
+    pairing of special saved values and special gradients (tests/test_kernels.py uses finite data)."""
+    from minigrad.kernels import elementwise as numba_kernels, reference
+
+    special = np.array([0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan], dtype)
+    saved, grad = (a.reshape(-1).copy() for a in np.meshgrid(special, special))  # every pair
+    got = getattr(numba_kernels, name)(saved, grad)
+    want = getattr(reference, name)(saved, grad)
+    assert_same_gradient(got, want, dtype, 1, name)
