@@ -261,8 +261,8 @@ def test_fused_losses_have_torchs_node_names(reduction):
 @needs_torch
 def test_loss_weights_that_require_grad_are_refused_like_torch():
     x, t, w = _arr(3), _arr(3, seed=1, low=0, high=1), _arr(3, seed=2, low=0.5, high=1)
-    for fn, kwargs in [("binary_cross_entropy_with_logits", "weight"), ("binary_cross_entropy_with_logits", "pos_weight"),
-                       ("binary_cross_entropy", "weight")]:
+    for fn, kwargs in [("binary_cross_entropy_with_logits", "weight"),
+                       ("binary_cross_entropy_with_logits", "pos_weight"), ("binary_cross_entropy", "weight")]:
         probs = 1 / (1 + np.exp(-x))
         inp = probs if fn == "binary_cross_entropy" else x
         with pytest.raises(RuntimeError, match=f"not differentiable with respect to argument '{kwargs}'"):
@@ -362,7 +362,7 @@ def test_errors_have_torchs_exception_type(case):
             call(module)
         types.append(type(info.value))
     torch_type, minigrad_type = types
-    assert issubclass(minigrad_type, torch_type), f"torch raised {torch_type.__name__}, minigrad {minigrad_type.__name__}"
+    assert issubclass(minigrad_type, torch_type), (torch_type, minigrad_type)
 
 
 # =============================================================================
@@ -380,7 +380,8 @@ def _module_pairs():
         ("Embedding(10, 3, padding_idx=-1)", {}), ("BCELoss()", {}), ("BCEWithLogitsLoss()", {}), ("NLLLoss()", {}),
         ("L1Loss()", {}), ("SmoothL1Loss(beta=0.5)", {}), ("HuberLoss(delta=2.0)", {}), ("AvgPool2d(2)", {}),
         ("AvgPool2d(3, stride=2, padding=1)", {}), ("AdaptiveAvgPool2d(1)", {}), ("AdaptiveAvgPool2d((2, None))", {}),
-        ("Identity(54, unused='x')", {}), ("Flatten()", {}), ("ReLU()", {}), ("ReLU(inplace=True)", {}), ("CrossEntropyLoss(label_smoothing=0.1)", {}),
+        ("Identity(54, unused='x')", {}), ("Flatten()", {}), ("ReLU()", {}), ("ReLU(inplace=True)", {}),
+        ("CrossEntropyLoss(label_smoothing=0.1)", {}),
     ]
 
 

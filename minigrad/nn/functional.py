@@ -33,7 +33,6 @@ from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, MseLoss
-from minigrad.ops.broadcast import wrap_dim
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor
 

@@ -297,7 +297,7 @@ class Module:
         return self._apply(lambda a: a.astype(target) if a.dtype.kind == "f" and a.dtype != target else a)
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
-        """Move and/or cast the parameters and buffers: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
+        """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
 
         minigrad has only the CPU, so the device part is checked (another device
         raises) and changes nothing. A dtype, which must be a floating-point

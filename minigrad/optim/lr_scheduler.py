@@ -140,8 +140,8 @@ class CosineAnnealingLR(LRScheduler):
         if (t - 1 - t_max) % (2 * t_max) == 0:  # the bottom of the cosine: the recursive ratio would be 0/0
             return [lr + (base_lr - eta_min) * (1 - math.cos(math.pi / t_max)) / 2
                     for base_lr, lr in zip(self.base_lrs, self._current_lrs())]
-        return [(1 + math.cos(math.pi * t / t_max)) / (1 + math.cos(math.pi * (t - 1) / t_max)) * (lr - eta_min) + eta_min
-                for lr in self._current_lrs()]
+        ratio = (1 + math.cos(math.pi * t / t_max)) / (1 + math.cos(math.pi * (t - 1) / t_max))
+        return [ratio * (lr - eta_min) + eta_min for lr in self._current_lrs()]
 
     def _get_closed_form_lr(self) -> list[float]:
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2

@@ -1,4 +1,7 @@
-"""Pooling: ``MaxPool2d`` keeps the largest value of each window, ``AvgPool2d`` its mean, ``AdaptiveAvgPool2d`` averages to a fixed size."""
+"""Pooling: ``MaxPool2d`` keeps each window's largest value, ``AvgPool2d`` its mean.
+
+``AdaptiveAvgPool2d`` averages whatever the input size is down to a fixed output size.
+"""
 from __future__ import annotations
 
 from minigrad.nn import functional as F

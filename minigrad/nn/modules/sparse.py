@@ -32,7 +32,8 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype, device=device), requires_grad=not _freeze)
+            table = zeros(num_embeddings, embedding_dim, dtype=dtype, device=device)
+            self.weight = Parameter(table, requires_grad=not _freeze)
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):

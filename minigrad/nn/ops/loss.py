@@ -35,11 +35,10 @@ class CrossEntropy(Function):
                 loss = losses.sum() / len(targets)
         else:
             loss = losses.sum() if reduction == "sum" else losses
-        # An ordinary backward reads log_probs, its create_graph twin the input. Both are saved,
-        # and both passes read both: a second backward raises (as in PyTorch), and so does
-        # changing the input in place before backward, in both passes alike (PyTorch saves
-        # the log-probabilities instead of the input, and allows that).
-        ctx.save_for_backward(input, Tensor._wrap(log_probs))
+        # What PyTorch's log_softmax and nll_loss nodes save: the log-probabilities (a private
+        # tensor, freed by backward so that a second one raises), not the input, which may be
+        # changed in place after the loss.
+        ctx.save_for_backward(Tensor._wrap(log_probs))
         ctx.targets, ctx.reduction = targets, reduction
         return Tensor._wrap(np.asarray(loss, dtype=input._data.dtype))
 
@@ -55,11 +54,12 @@ def cross_entropy_backward(ctx, grad: Tensor) -> Tensor:
     log_softmax's backward subtracts softmax * sum): ``p * s`` off the target and
     ``p * s - s`` on it, never ``(p - 1) * s`` or ``onehot * s``, which differ from
     PyTorch when s is inf (NaN instead of inf, or 0 * inf). An ordinary backward
-    runs in NumPy from the log-probabilities forward kept; with ``create_graph=True``
-    its twin computes the same values from tensor operations on the saved input,
-    recorded so that they can be differentiated again.
+    runs in NumPy from the saved log-probabilities; with ``create_graph=True`` its
+    twin computes the same values from tensor operations on them, recorded (through
+    a log_softmax node into the input's place in the graph, as PyTorch records it)
+    so that they can be differentiated again.
     """
-    input, log_probs = ctx.saved_tensors
+    log_probs, = ctx.saved_tensors
     targets, n, reduction = ctx.targets, len(ctx.targets), ctx.reduction
     rows = np.arange(n)
     if not is_grad_enabled():
@@ -71,7 +71,34 @@ def cross_entropy_backward(ctx, grad: Tensor) -> Tensor:
         grad_input[rows, targets] -= scale[:, 0] if reduction == "none" else scale
         return Tensor._wrap(grad_input)
     scale = grad.unsqueeze(1) if reduction == "none" else grad / n if reduction == "mean" else grad
-    scaled = input.log_softmax(1).exp() * scale  # the same kernel as forward: the same p
-    on_target = np.zeros(input.shape, dtype=bool)
+    scaled = _LogSoftmaxOfInput.apply(_on_edge(log_probs, ctx.next_functions[0])).exp() * scale
+    on_target = np.zeros(log_probs.shape, dtype=bool)
     on_target[rows, targets] = True
     return Where.apply(on_target, scaled - scale, scaled)
+
+
+def _on_edge(values: Tensor, edge: tuple) -> Tensor:
+    """A tensor whose gradient flows into ``edge`` (the input's place in the graph when the
+    loss was computed); its values are not read. It stands for the input, which is not saved."""
+    t = Tensor._wrap(values._data)
+    t._requires_grad = True
+    t.grad_fn, t._output_nr = edge
+    return t
+
+
+class _LogSoftmaxOfInput(Function):
+    """The log-softmax node of the create_graph twin: its output is the saved log-probabilities
+    (the input's values are gone), its backward log_softmax's, recorded."""
+
+    node_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, stand_in):
+        out = Tensor._wrap(stand_in._data)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, = ctx.saved_tensors
+        return grad - y.exp() * grad.sum(1, keepdim=True)
