@@ -875,3 +875,38 @@ if given is not None and torch is not None:
         dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
         keepdim = data.draw(st.booleans(), label="keepdim")
         compare_or_same_error(lambda L, x: DIM_OPS[op](L, x, dim, keepdim), [distinct(*shape)])
+
+
+# -- pieces of split/chunk/unbind are views: in-place changes to them follow PyTorch ------------------
+PIECE_INPLACE = {
+    "split_piece": lambda L, h: h.split(2)[0].mul_(2),
+    "split_list_piece": lambda L, h: h.split([1, 3])[1].mul_(2),
+    "chunk_piece": lambda L, h: h.chunk(2)[1].add_(1),
+    "unbind_piece_1d": lambda L, h: h.unbind()[0].mul_(2),
+    "unbind_piece_2d": lambda L, h: h.view(2, 2).unbind(1)[0].mul_(2),
+}
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=lambda L: L.__name__)
+def test_pieces_are_views_without_grad(lib):
+    z = lib.zeros(4)
+    z.split(2)[1].add_(1)
+    z.unbind()[0].add_(5)  # a 0-d piece of a 1-D tensor is a view too (NumPy would copy it)
+    assert z.tolist() == [5.0, 0.0, 1.0, 1.0]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(PIECE_INPLACE))
+def test_inplace_on_a_piece_in_a_graph_matches_torch(name):
+    def attempt(lib):
+        x = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        h = x * 1
+        PIECE_INPLACE[name](lib, h)
+        h.sum().backward()
+        return x.grad.tolist()
+
+    theirs, ours = raised(attempt, torch), raised(attempt, minigrad)
+    if theirs is None:
+        assert ours is None and attempt(minigrad) == attempt(torch)
+    else:
+        assert isinstance(ours, type(theirs)), f"minigrad: {ours!r}; torch: {theirs!r}"

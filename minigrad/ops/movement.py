@@ -19,7 +19,7 @@ from minigrad.tensor import Tensor
 
 
 # -- split, chunk, unbind ---------------------------------------------------------------------
-class Split(Function):
+class SplitWithSizes(Function):
     """Pieces of ``sizes`` along ``dim``; backward concatenates their gradients."""
 
     node_name = "SplitWithSizesBackward0"
@@ -39,7 +39,7 @@ class Split(Function):
         return Cat.apply(ctx.dim, *grads), None, None
 
 
-class SplitEqual(Split):
+class Split(SplitWithSizes):
     """``split(int)`` and ``chunk``: PyTorch names this node apart from the list form."""
 
     node_name = "SplitBackward0"
@@ -58,14 +58,14 @@ def split(a: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                 f"dimension {d}), but got split_sizes={sizes}"
             )
-        return Split.apply(a, sizes, d)
+        return SplitWithSizes.apply(a, sizes, d)
     size = int(split_size_or_sections)
     if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     if size == 0 and n != 0:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
     count = max(math.ceil(n / size), 1) if size else 1
-    return SplitEqual.apply(a, [min(size, n - i * size) for i in range(count)], d)
+    return Split.apply(a, [min(size, n - i * size) for i in range(count)], d)
 
 
 def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -77,7 +77,7 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple:
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
     if n == 0:  # PyTorch gives ``chunks`` empty pieces
-        return Split.apply(a, [0] * chunks, d)
+        return SplitWithSizes.apply(a, [0] * chunks, d)
     return split(a, math.ceil(n / chunks), d)
 
 
@@ -89,7 +89,9 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        return tuple(view_of(a, a._data[(slice(None),) * dim + (i,)]) for i in range(a.shape[dim]))
+        # a slice then squeeze, not an integer index: NumPy turns x[i] of a 1-D array into a copy
+        lead = (slice(None),) * dim
+        return tuple(view_of(a, a._data[lead + (slice(i, i + 1),)].squeeze(dim)) for i in range(a.shape[dim]))
 
     @staticmethod
     def backward(ctx, *grads):
