@@ -18,6 +18,7 @@ import importlib
 import json
 import os
 import pkgutil
+import shutil
 import signal
 import subprocess
 import sys
@@ -565,8 +566,6 @@ def test_gradescope_refusal_is_a_valid_result_that_names_the_problem(tmp_path, m
 def test_a_non_root_child_gets_no_network_in_a_user_namespace(tmp_path):
     """The child's bootstrap as an ordinary user: a user namespace of its own makes a network
     namespace possible (run here as uid 65534 with the system Python, where the machine allows)."""
-    import shutil
-
     from minigrad.course.sandbox import CHILD_SCRIPT
 
     system_python = "/usr/bin/python3"
@@ -613,3 +612,78 @@ def test_gradescope_limits_add_up_against_the_timeout():
     with pytest.raises(ValueError, match="2 stage\\(s\\) x 3 attempt"):
         check_timeout(limits, 2, 10)
     check_timeout(limits, 2, 40)
+
+
+# -- the guide's nbgrader workflow, verbatim, with real nbgrader ----------------------------------------
+def _guide_block(heading: str) -> list[str]:
+    """The lines of the first ```bash block under ``heading`` in GRADING.md."""
+    text = (ROOT / "minigrad" / "course" / "GRADING.md").read_text(encoding="utf-8")
+    section = text[text.index(heading):]
+    block = section[section.index("```bash\n") + len("```bash\n"):]
+    return block[:block.index("```")].splitlines()
+
+
+def _nbgrader_meta(cell: dict) -> tuple:
+    meta = cell["metadata"]
+    grading = {k: v for k, v in meta.get("nbgrader", {}).items() if k not in ("cell_type", "checksum")}
+    return ("".join(cell["source"]), grading, meta.get("editable"), meta.get("deletable"))
+
+
+@pytest.mark.slow
+def test_the_guides_nbgrader_section_works_verbatim(tmp_path):
+    """GRADING.md's "With nbgrader" commands, as written, with nbgrader itself: the release
+    equals exercises/ (locks included), validate calls a 0-point check failed, minigrad-grade
+    grades the assignment's stages only, and nbgrader's autograde agrees with it. Between the
+    commands the test plays the learners: alice hands in the release untouched, bob the
+    solutions. (Where this machine cannot isolate learner code, minigrad-grade's line gets
+    --isolation none: the refusal has a test of its own.)"""
+    nbgrader = Path(sys.executable).with_name("nbgrader")
+    if not nbgrader.exists():
+        pytest.skip("nbgrader is not installed (pip install -e '.[dev]')")
+    from minigrad.course.sandbox import IsolationUnavailable, detect_isolation
+
+    lines = _guide_block("### With nbgrader")
+    split = next(i for i, line in enumerate(lines) if line.startswith("# ... release and collect"))
+    try:
+        detect_isolation("full", 1)
+    except IsolationUnavailable:
+        lines = [line.replace(" --out grades/ps1", " --out grades/ps1 --isolation none")
+                 if line.startswith("minigrad-grade ") else line for line in lines]
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "solutions", repo / "solutions")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+    def run(script: list[str], cwd: Path) -> str:
+        done = subprocess.run(["bash", "-c", "\n".join(["set -u", *script])], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=3600)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return done.stdout + done.stderr
+
+    run(lines[:split], repo)
+    course = repo / "course"
+    keys = [k for k in STAGE_KEYS if k[:2] in ("03", "04", "05")]
+    for key in keys:
+        release = json.loads((course / "release" / "ps1" / f"{key}.ipynb").read_text())
+        ours = json.loads((ROOT / "exercises" / f"{key}.ipynb").read_text())
+        assert [_nbgrader_meta(c) for c in release["cells"]] == [_nbgrader_meta(c) for c in ours["cells"]], key
+        for student, folder in (("alice", course / "release" / "ps1"), ("bob", repo / "solutions")):
+            (course / "submitted" / student / "ps1").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(folder / f"{key}.ipynb", course / "submitted" / student / "ps1" / f"{key}.ipynb")
+
+    output = run(["cd course", *lines[split + 1:]], repo)
+    assert "VALIDATION FAILED" in output and "0 of 6 points: no check passes yet" in output
+    assert "Partial credit" not in output  # every check of the untouched worksheet scored 0
+
+    with open(course / "grades" / "ps1" / "gradebook.csv", newline="") as f:
+        rows = {row["learner"]: row for row in csv.DictReader(f)}
+    full = sum(TEMPLATES[k][0].points for k in keys)
+    assert [c for c in rows["bob"] if c[:2].isdigit()] == keys
+    assert {n: (r["total"], r["max_total"]) for n, r in rows.items()} == {"alice": ("0", f"{full:g}"),
+                                                                          "bob": (f"{full:g}", f"{full:g}")}
+    from nbgrader.api import Gradebook as NbgraderGradebook
+
+    with NbgraderGradebook(f"sqlite:///{course / 'gradebook.db'}") as book:
+        scores = {s: book.find_submission("ps1", s).score for s in ("alice", "bob")}
+        assert book.find_assignment("ps1").max_score == full
+    assert scores == {"alice": 0, "bob": full}
+    assert sorted(p.name for p in (course / "feedback" / "bob" / "ps1").glob("*.html")) == [f"{k}.html" for k in keys]
