@@ -724,6 +724,16 @@ def test_torch_nested_io_function_instances_no_longer_run():
 # -- more edges, each against torch -------------------------------------------------------
 
 
+def test_a_node_prehook_cannot_invent_a_gradient_for_an_unused_output():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        p, q = (x * 1).split(2)
+        p.grad_fn.register_prehook(lambda go: (go[0], lib.ones(1)))
+        return outcome(lambda: p.sum().backward())
+
+    assert assert_same(program) == ["RuntimeError", "can't replace a None gradient with a non-None value"]
+
+
 def test_node_hooks_of_a_multi_output_node_see_none_for_an_unused_output():
     def program(lib):
         log = []

@@ -9,6 +9,10 @@ Two steps, both iterative so that a graph 100,000 nodes deep needs no recursion:
 2. ``run_backward``: walk that order; each node gets the sum of the gradients
    its consumers sent it, runs its backward, and sends a gradient to each input.
    Unless ``retain_graph``, a node frees its saved tensors right after it runs.
+
+Side concerns sit in helpers beside the loop, behind one check per node: a
+node with hooks (``register_prehook``/``register_hook``), or any node in
+anomaly mode, runs through ``_run_instrumented``.
 """
 from __future__ import annotations
 
