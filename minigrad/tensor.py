@@ -246,8 +246,8 @@ class Tensor:
     def _sync_view(self) -> None:
         """Bring a view's history up to date if its base changed, when that is possible."""
         meta = self._view_meta
-        if meta.base_grad_fn is not self._base.grad_fn and meta.steps is not None and not meta.no_grad:
-            self._regenerate_view()
+        if meta.base_grad_fn is not self._base.grad_fn and not meta.no_grad:
+            self._regenerate_view()  # (raises for a view it cannot take again, as PyTorch does)
 
     def _view_needs_grad(self) -> bool:
         """For a view that did not require grad, of a base that does: whether the base got its
@@ -272,8 +272,8 @@ class Tensor:
         if meta.steps is None:
             raise RuntimeError(
                 "a view is being used after an in-place operation changed its base, and it was made "
-                f"by an operation minigrad cannot take again ({meta.reason()}): call .clone() on it "
-                "before the in-place operation, or take it again afterwards."
+                f"by an operation minigrad cannot take again ({meta.reason()}). You can fix this by "
+                "cloning it (.clone()) before the in-place operation."
             )
         with _enable_grad():
             view = _shape.AsStrided.apply(base, meta.steps)

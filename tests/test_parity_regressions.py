@@ -934,3 +934,47 @@ def test_stale_no_grad_view_used_under_no_grad_is_fine():
         with lib.no_grad():
             return v * 2
     same(prog)
+
+
+def test_backward_with_inputs_accumulates_in_place_like_plain_backward():
+    """Found by the differential tester (F-13)."""
+    def prog(lib):
+        x = lib.ones(3, requires_grad=True)
+        (x * 2).sum().backward()
+        old = x.grad
+        (x * 3).sum().backward(inputs=[x])
+        return old, old is x.grad
+    same(prog)
+
+
+def test_inplace_on_an_expand_that_repeats_nothing():
+    """Found by the differential tester (F-4b): all strides are real, so writing is allowed."""
+    def prog(lib):
+        x = lib.tensor([[1., 5., 3.]])
+        e = x.expand(1, 3)
+        e.clamp_(2, 4)
+        f = x.expand(1, 1, 3)
+        f.add_(1)
+        return x
+    same(prog)
+
+
+@pytest.mark.parametrize("read", ["is_leaf", "grad_fn in an op"])
+def test_custom_function_view_output_after_its_base_changed(read):
+    """Found by the differential tester (F-10): PyTorch refuses to rebuild it."""
+    def prog(lib):
+        class Ident(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        w = lib.ones(2, requires_grad=True)
+        h = w * 1
+        out = Ident.apply(h)
+        h.mul_(2)
+        return out.is_leaf if read == "is_leaf" else out * 2
+    same(prog)

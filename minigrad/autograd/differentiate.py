@@ -5,6 +5,7 @@ import numpy as np
 
 import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
 from minigrad.autograd.engine import run_backward
+from minigrad.autograd.grad_mode import set_grad_enabled
 
 
 def _as_tuple(x) -> tuple:
@@ -69,9 +70,10 @@ def backward(
         if t.grad_fn is not None:
             t.retain_grad()  # as PyTorch: a non-leaf in inputs gets its .grad through retain_grad
     results = run_backward(edges, grads, retain_graph, create_graph, capture=[t._edge() for t in inputs])
-    for t, g in zip(inputs, results):
-        if g is not None and t.is_leaf:
-            t._edge()[0].accumulate(g)
+    with set_grad_enabled(create_graph):  # as inside the engine: AccumulateGrad's rules depend on it
+        for t, g in zip(inputs, results):
+            if g is not None and t.is_leaf:
+                t._edge()[0].accumulate(g)
 
 
 def grad(

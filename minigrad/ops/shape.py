@@ -164,6 +164,8 @@ class Expand(Function):
                     f"({a.shape[i]}) at non-singleton dimension {lead + i}.  Target sizes: {list(sizes)}.  "
                     f"Tensor sizes: {list(a.shape)}"
                 )
+        if shape[lead:] == a.shape and all(n == 1 for n in shape[:lead]):  # nothing repeated: writable
+            return view_of(a, a._data.reshape(shape), (Expand, (shape,)))
         return view_of(a, np.broadcast_to(a._data, shape), (Expand, (shape,)))
 
     @staticmethod
