@@ -8,7 +8,6 @@ value, hook call sequence, exception type and warning type.
 """
 from __future__ import annotations
 
-import importlib.util
 import warnings
 
 import numpy as np
@@ -17,14 +16,16 @@ import pytest
 import minigrad
 import minigrad.autograd
 
-HAVE_TORCH = importlib.util.find_spec("torch") is not None
+try:
+    import torch as _torch_module
+except ImportError:
+    _torch_module = None
+HAVE_TORCH = _torch_module is not None
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="the comparison with PyTorch needs torch installed")
 
 
 def _torch():
-    import torch
-
-    return torch
+    return _torch_module
 
 
 def both(program):
