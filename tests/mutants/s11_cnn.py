@@ -126,7 +126,7 @@ MUTANTS = [
         "broken_convolution_cannot_earn_the_training",
         {"conv_forward": _swap(FORWARD, "axis=(2, 3))[:, :, ::stride, ::stride]", "axis=(2, 3))"),
          "conv_backward": _swap(BACKWARD, "b:b + stride * out_w:stride] += (", "b:b + stride * out_w:stride] = (")},
-        lost={"forward", "grad_input", "function", "module", "cnn", "training"},
+        lost={"forward", "forward_contiguous", "grad_input", "function", "module", "cnn", "training"},
         feedback={"training": "not run: needs function, cnn"},
     ),
     Mutant(
@@ -151,13 +151,20 @@ MUTANTS = [
     Mutant(
         "forward_flips_the_kernel",
         {"conv_forward": _swap(FORWARD, "y = np.tensordot(windows, w, axes", "y = np.tensordot(windows, w[:, :, ::-1, ::-1], axes")},
-        lost={"forward", "function", "module", "cnn", "training"},
+        lost={"forward", "forward_contiguous", "function", "module", "cnn", "training"},
         feedback={"forward": "flips the kernel"},
+    ),
+    Mutant(
+        "forward_returns_a_transposed_view",
+        {"conv_forward": _swap(FORWARD, "return np.ascontiguousarray(y.transpose(0, 3, 1, 2))",
+                               "return y.transpose(0, 3, 1, 2)")},
+        lost={"forward_contiguous"},
+        feedback={"forward_contiguous": "return np.ascontiguousarray(...)"},
     ),
     Mutant(
         "forward_ignores_the_stride",
         {"conv_forward": _swap(FORWARD, "axis=(2, 3))[:, :, ::stride, ::stride]", "axis=(2, 3))")},
-        lost={"forward", "function", "module", "cnn", "training"},
+        lost={"forward", "forward_contiguous", "function", "module", "cnn", "training"},
         feedback={"forward": "// 2 + 1"},
     ),
     Mutant(

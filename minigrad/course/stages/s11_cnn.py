@@ -10,7 +10,8 @@ digits. ``stride`` and ``padding`` are ints, the same along both axes.
 The reference is ``minigrad.kernels.reference`` (NumPy) for the arrays, and minigrad's own
 ``Conv2d`` Function and Module. The backward is probed on cases chosen so that the common
 mistakes show up in different ones: overlapping windows (stride 1), non-overlapping windows
-with a stride, padding alone, and everything together with rows no window reaches.
+with a stride, padding alone, and everything together with rows and columns no window reads
+(a stride larger than the kernel).
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ BACKWARD_CASES = [
     ("stride 2 with a 2x2 kernel: windows side by side", 2, 2, 6, 6, 3, 2, 2, 0),
     ("padding 1, stride 1", 1, 2, 5, 5, 3, 3, 1, 1),
     ("stride 2, padding 1", 2, 3, 7, 7, 2, 3, 2, 1),
-    ("stride 3, padding 2: rows no window reaches", 1, 1, 8, 7, 2, 3, 3, 2),
+    ("kernel 2, stride 3, padding 1: rows and columns no window reads", 1, 1, 8, 7, 2, 2, 3, 1),
 ]
 
 
@@ -62,7 +63,7 @@ def _facts(a) -> dict:
         a = a._data
     if not isinstance(a, np.ndarray):
         return {"values": None, "shape": None, "type": type(a).__name__}
-    return {"values": a, "shape": list(a.shape), "type": "ndarray"}
+    return {"values": a, "shape": list(a.shape), "type": "ndarray", "contiguous": bool(a.flags.c_contiguous)}
 
 
 # -- forward ----------------------------------------------------------------------------------
@@ -102,6 +103,15 @@ def judge_forward(mine: list, ref: list) -> Verdict:
             return Verdict(False, f"conv2d_forward {where} leaves out the bias: add b[o] to every output of channel o "
                                   "(b[None, :, None, None] broadcasts it)")
         return Verdict(False, f"conv2d_forward {where} gave {fmt(m['values'])}, expected {fmt(r['values'])}")
+    return Verdict(True)
+
+
+def judge_forward_contiguous(mine: list, ref: list) -> Verdict:
+    for m, r in zip(mine, ref):
+        if not m["contiguous"]:
+            return Verdict(False, f"conv2d_forward with {r['case']} returns the right numbers in a non-contiguous array "
+                                  "(the transposed view of tensordot's result): return np.ascontiguousarray(...), as "
+                                  "the worksheet asks, since the next layer reads it")
     return Verdict(True)
 
 
@@ -444,6 +454,8 @@ STAGE = Stage(
     checks=(
         Check("forward", 2, "conv2d_forward matches the reference: strides, paddings, no bias", probe_forward,
               judge_forward, part="conv_forward"),
+        Check("forward_contiguous", 1, "conv2d_forward returns a C-contiguous array", probe_forward,
+              judge_forward_contiguous, needs=("forward",), part="conv_forward"),
         Check("grad_bias", 1, "grad_b sums grad_y over batch and space", probe_backward, judge_grad_bias,
               part="conv_backward"),
         Check("grad_weight", 1, "grad_w matches the reference", probe_backward, judge_grad_weight,
