@@ -420,3 +420,25 @@ def test_elementwise_kernels_match_their_references_on_special_values(name, dtyp
     got = getattr(numba_kernels, name)(saved, grad)
     want = getattr(reference, name)(saved, grad)
     assert_same_gradient(got, want, dtype, 1, name)
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("mutate", [False, True], ids=["kept", "logits changed in place"])
+def test_cross_entropy_saves_log_probs_not_logits_in_both_passes(mutate, reduction):
+    """PyTorch saves the log-probabilities: changing the logits after the loss is allowed, in an
+    ordinary backward and under create_graph, and the second derivative is still right."""
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0, 0.5], [0.0, 3.0, -1.0]], dtype=lib.float64, requires_grad=True)
+        logits = x * 1
+        loss = lib.nn.functional.cross_entropy(logits, lib.tensor([0, 2]), reduction=reduction)
+        if mutate:
+            logits.mul_(2)
+        g_out = lib.tensor([1.0, -2.0], dtype=lib.float64) if reduction == "none" else None
+        (plain,) = lib.autograd.grad(loss, x, g_out, retain_graph=True)
+        (g,) = lib.autograd.grad(loss, x, g_out, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        return [plain.numpy(), g.detach().numpy(), gg.numpy()]
+
+    for got, want in zip(program(minigrad), program(torch)):
+        np.testing.assert_allclose(got, want, **tol(np.float64, 3))
