@@ -732,6 +732,12 @@ class Tensor:
                 "unsupported operation: more than one element of the written-to tensor refers to a "
                 "single memory location. Please clone() the tensor before performing the operation."
             )
+        for a in args:
+            if isinstance(a, Tensor) and _overlaps(self._data, a._data, exact_is_fine=op is not _shape.IndexPut):
+                raise RuntimeError(
+                    "unsupported operation: some elements of the input tensor and the written-to tensor "
+                    "refer to a single memory location. Please clone() the tensor before performing the operation."
+                )
         if self._data.size:  # (an empty expanded tensor is read-only, and there is nothing to write)
             self._data[...] = result._data
         self._version_counter.value += 1
@@ -1039,6 +1045,16 @@ def _rebuild_tensor(cls: type, array: np.ndarray, requires_grad: bool) -> Tensor
     t._init(array)
     t._requires_grad = requires_grad
     return t
+
+
+def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> bool:
+    """PyTorch's overlap check for an in-place write: the memory ranges meet, and (for most
+    ops) ``read`` is not exactly the written tensor (``x.add_(x)`` is fine)."""
+    if not written.size or not read.size or not np.may_share_memory(written, read):
+        return False
+    exact = (written.__array_interface__["data"][0] == read.__array_interface__["data"][0]
+             and written.strides == read.strides and written.shape == read.shape)
+    return not (exact and exact_is_fine)
 
 
 def _operand(x):

@@ -978,3 +978,16 @@ def test_custom_function_view_output_after_its_base_changed(read):
         h.mul_(2)
         return out.is_leaf if read == "is_leaf" else out * 2
     same(prog)
+
+
+@pytest.mark.parametrize("write", [
+    "x[[0]] = x[1:2]", "x[[0, 1, 2, 3]] = x", "x[0:3] = x[1:]", "x[:] = x", "x.copy_(x)", "x[:3].copy_(x[1:])",
+    "x.copy_(x.detach())", "x[:2].copy_(x[2:])", "x[:3].mul_(x[1:])", "x[[0]] = x[3:]", "x.add_(x)",
+])
+def test_overlapping_in_place_writes(write):
+    """Found by the differential tester (F-12): PyTorch refuses partial overlaps (any overlap for index_put_)."""
+    def prog(lib):
+        x = lib.arange(4.)
+        exec(write)
+        return x
+    same(prog)
