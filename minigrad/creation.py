@@ -46,7 +46,7 @@ def _infer_dtype(data, array: np.ndarray) -> np.dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}: expected numbers, nested lists of numbers, or a NumPy array")
 
 
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, an array or a tensor)."""
     resolve_device(device)
     if isinstance(data, Tensor):
@@ -115,14 +115,14 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     return _new(np.full(tuple(size), fill_value, dtype=_fill_dtype(fill_value, dtype)), requires_grad)
 
 
-def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
     for name, k in (("n", n), ("m", m)):
         if k is not None and k < 0:
@@ -130,21 +130,21 @@ def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bo
     return _new(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
-def zeros_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
     return _new(np.zeros(t.shape, dtype=_like_dtype(t, dtype)), requires_grad)
 
 
-def ones_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
     return _new(np.ones(t.shape, dtype=_like_dtype(t, dtype)), requires_grad)
 
 
-def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``t``'s shape and (unless given) dtype, filled with ``fill_value`` (cast: 3.7 in an int tensor is 3)."""
     resolve_device(device)
     return _new(np.full(t.shape, fill_value).astype(_like_dtype(t, dtype)), requires_grad)
@@ -160,27 +160,30 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _new(_random(_generator.random, _shape(size), _dtype(dtype), "check_uniform_bounds"), requires_grad)
 
 
-def randn_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return randn(t.shape, dtype=_like_dtype(t, dtype), device=device, requires_grad=requires_grad)
 
 
-def rand_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return rand(t.shape, dtype=_like_dtype(t, dtype), device=device, requires_grad=requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: tuple = (), dtype=None, device=None) -> Tensor:
+def randint(low: int, high: int | None = None, size: tuple = (), *, dtype=None, device=None) -> Tensor:
+    """Integers in [low, high); ``randint(high, size)`` starts at 0, as in PyTorch."""
     resolve_device(device)
+    if isinstance(high, (tuple, list)):  # randint(10, (3,))
+        high, size = None, high
     if high is None:
         low, high = 0, low
     return Tensor._wrap(_generator.integers(low, high, size=tuple(size)).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
 
 
-def randperm(n: int, dtype=None, device=None) -> Tensor:
+def randperm(n: int, *, dtype=None, device=None) -> Tensor:
     resolve_device(device)
     return Tensor._wrap(_generator.permutation(n).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
     if end is None:
         start, end = 0, start
@@ -190,7 +193,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
     return _new(np.arange(start, end, step).astype(dtypes.to_numpy_dtype(dtype)), requires_grad)
 
 
-def linspace(start: float, end: float, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def linspace(start: float, end: float, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")

@@ -384,6 +384,8 @@ BAD = {
     "linspace_negative": lambda L: L.linspace(0, 1, -1),
     "randn_like_int": lambda L: L.randn_like(L.tensor([1, 2])),
     "randn_int_dtype": lambda L: L.randn(2, dtype=L.int64),
+    "tensor_positional_dtype": lambda L: L.tensor([1.0], L.float64),  # dtype= and device= are keyword-only
+    "full_positional_dtype": lambda L: L.full((2,), 1.0, L.float64),
     "type_python_float": lambda L: t(L, 2).type(float),
     "type_cuda_name": lambda L: t(L, 2).type("torch.cuda.FloatTensor"),
     "to_bad_string": lambda L: t(L, 2).to("float"),
@@ -478,6 +480,7 @@ RANDOM = {
     "rand_device": lambda L: L.rand(2, device="cpu", dtype=L.float64),
     "randint_device": lambda L: L.randint(0, 5, (3,), device="cpu"),
     "randperm_device": lambda L: L.randperm(4, device="cpu"),
+    "randint_high_size": lambda L: L.randint(10, (3,)),
 }
 
 
