@@ -15,7 +15,8 @@ def edit(grade_id: str, old: str, new: str) -> dict[str, str]:
     return {grade_id: source.replace(old, new)}
 
 
-AFTER_HVP = {"hvp_quadratic", "hvp_rosenbrock", "hessian", "newton_quadratic", "newton_rosenbrock"}
+AFTER_HVP = {"hvp_quadratic", "hvp_rosenbrock", "hvp_two_passes", "hessian", "hessian_columns", "newton_quadratic",
+             "newton_rosenbrock"}
 
 MUTANTS = [
     Mutant(
@@ -62,7 +63,7 @@ def hessian(f, x):
     g, = grad(f(x), x)
     return g.reshape(-1, 1) * g.reshape(1, -1)
 '''},
-        lost={"hessian", "newton_quadratic", "newton_rosenbrock"},
+        lost={"hessian", "hessian_columns", "newton_quadratic", "newton_rosenbrock"},
         feedback={"hessian": "uses the gradient twice"},
     ),
     Mutant(
@@ -70,6 +71,27 @@ def hessian(f, x):
         edit("newton", "x = x.detach() - minigrad.tensor(s, dtype=x.dtype)", "x = x.detach() + minigrad.tensor(s, dtype=x.dtype)"),
         lost={"newton_quadratic", "newton_rosenbrock"},
         feedback={"newton_quadratic": "the step has the wrong sign", "newton_rosenbrock": "go uphill"},
+    ),
+    Mutant(
+        "hvp_forms_the_hessian",
+        {"hvp": """
+def hvp(f, x, v):
+    g, = grad(f(x), x, create_graph=True)
+    rows = [grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])]
+    return minigrad.stack(rows, 0) @ v
+"""},
+        lost={"hvp_two_passes"},
+        feedback={"hvp_two_passes": "it builds the Hessian, one row or column per call"},
+    ),
+    Mutant(
+        "hessian_without_hvp",
+        {"hessian": """
+def hessian(f, x):
+    g, = grad(f(x), x, create_graph=True)
+    return minigrad.stack([grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])], 1)
+"""},
+        lost={"hessian_columns"},
+        feedback={"hessian_columns": "called your hvp 0 time(s), expected 3"},
     ),
     Mutant(
         "newton_makes_the_callers_x0_require_grad",

@@ -11,6 +11,8 @@ returned as data, so the judges can name them.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 import minigrad
@@ -162,6 +164,73 @@ def judge_hvp_rosenbrock(mine: dict, ref: dict) -> Verdict:
         return Verdict(False, f"on the Rosenbrock function at x = {fmt(ref['x'])}, hvp(f, x, v) with v = "
                               f"{fmt(ref['v'])} gave {fmt(mine['ok'])}, expected {fmt(ref['ok'])}")
     return Verdict(True)
+
+
+@contextlib.contextmanager
+def _counting(ns: dict, name: str, module=None):
+    """Count calls of ``ns[name]`` (and of ``module.<name>``) made while the block runs."""
+    calls = [0]
+    original = ns.get(name)
+    original_attr = getattr(module, name, None) if module is not None else None
+
+    def wrap(fn):
+        def counted(*args, **kwargs):
+            calls[0] += 1
+            return fn(*args, **kwargs)
+        return counted
+
+    if callable(original):
+        ns[name] = wrap(original)
+    if callable(original_attr):
+        setattr(module, name, wrap(original_attr))
+    try:
+        yield calls
+    finally:
+        if callable(original):
+            ns[name] = original
+        if callable(original_attr):
+            setattr(module, name, original_attr)
+
+
+def _globals_of(fn, ns: dict) -> dict:
+    """The globals ``fn`` looks its names up in (the notebook's, even when ``ns`` is a copy)."""
+    found = getattr(fn, "__globals__", None)
+    return found if isinstance(found, dict) else ns
+
+
+HVP_SIZE = 8
+
+
+def probe_hvp_passes(ns: dict, rng: np.random.Generator) -> dict:
+    """How many times hvp calls grad for an 8-dimensional x: two, whatever n, if it never forms H."""
+    import minigrad.autograd as autograd_module
+
+    x, v = _leaf(rng.standard_normal(HVP_SIZE)), _const(rng.standard_normal(HVP_SIZE))
+    with _counting(_globals_of(ns["hvp"], ns), "grad", autograd_module) as calls:
+        ns["hvp"](lambda t: (t.tanh() * t).sum(), x, v)
+    return {"grad_calls": calls[0]}
+
+
+def judge_hvp_passes(mine: dict, ref: dict) -> Verdict:
+    if mine["grad_calls"] <= 3:
+        return Verdict(True)
+    return Verdict(False, f"hvp called grad {mine['grad_calls']} times for an x of {HVP_SIZE} numbers: it builds the "
+                          "Hessian, one row or column per call, which is what an HVP avoids. Two passes, whatever n: "
+                          "g = grad(f(x), x, create_graph=True), then grad((g * v).sum(), x)")
+
+
+def probe_hessian_columns(ns: dict, rng: np.random.Generator) -> dict:
+    x = _leaf(rng.uniform(-1.5, 1.5, 3))
+    with _counting(_globals_of(ns["hessian"], ns), "hvp") as calls:
+        ns["hessian"](_cubic, x)
+    return {"hvp_calls": calls[0], "n": 3}
+
+
+def judge_hessian_columns(mine: dict, ref: dict) -> Verdict:
+    if mine["hvp_calls"] == mine["n"]:
+        return Verdict(True)
+    return Verdict(False, f"hessian(f, x) for x of {mine['n']} numbers called your hvp {mine['hvp_calls']} time(s), "
+                          f"expected {mine['n']}: column i is hvp(f, x, eᵢ), one call per column")
 
 
 # -- hessian -------------------------------------------------------------------------------
@@ -319,8 +388,12 @@ STAGE = Stage(
               part="hvp"),
         Check("hvp_rosenbrock", 1, "hvp on the Rosenbrock function", probe_hvp_rosenbrock, judge_hvp_rosenbrock,
               needs=("hvp_quadratic",), part="hvp"),
+        Check("hvp_two_passes", 1, "hvp never forms the Hessian: two calls of grad, whatever n", probe_hvp_passes,
+              judge_hvp_passes, needs=("hvp_quadratic",), part="hvp"),
         Check("hessian", 1, "the Hessian from n Hessian-vector products", probe_hessian, judge_hessian,
               needs=("hvp_quadratic",), part="hessian"),
+        Check("hessian_columns", 1, "hessian calls your hvp once per column", probe_hessian_columns,
+              judge_hessian_columns, needs=("hessian",), part="hessian"),
         Check("newton_quadratic", 1, "one Newton step lands on a quadratic's minimum", probe_newton_quadratic,
               judge_newton_quadratic, needs=("hessian",), part="newton"),
         Check("newton_rosenbrock", 2, "8 Newton steps reach the Rosenbrock minimum", probe_newton_rosenbrock,
