@@ -940,8 +940,8 @@ class Tensor:
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         return _movement.chunk(self, chunks, dim)
 
-    def split(self, split_size_or_sections, dim: int = 0) -> tuple:
-        return _movement.split(self, split_size_or_sections, dim)
+    def split(self, split_size, dim: int = 0) -> tuple:
+        return _movement.split(self, split_size, dim)
 
     def unbind(self, dim: int = 0) -> tuple:
         return _movement.unbind(self, dim)
@@ -949,8 +949,9 @@ class Tensor:
     def repeat(self, *repeats) -> "Tensor":
         return _movement.Repeat.apply(self, _sizes(repeats))
 
-    def flip(self, *dims) -> "Tensor":
-        return _movement.Flip.apply(self, _sizes(dims))
+    def flip(self, *args, dims=None) -> "Tensor":
+        """``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=[0, 1])``."""
+        return _movement.Flip.apply(self, _sizes(args) if dims is None else tuple(dims))
 
     def roll(self, shifts, dims=None) -> "Tensor":
         return _movement.Roll.apply(self, shifts, dims)

@@ -144,6 +144,11 @@ CASES = {
     "repeat_1d": (lambda L, x: x.repeat((3,)), [(normal, (2,))]),
     "flip": (lambda L, x: x.flip(0), [(normal, (2, 3))]),
     "flip_dims": (lambda L, x: L.flip(x, (0, -1)), [(normal, (2, 3))]),
+    "flip_keyword": (lambda L, x: L.flip(x, dims=[1]), [(normal, (2, 3))]),
+    "flip_method_keyword": (lambda L, x: x.flip(dims=(0,)), [(normal, (2, 3))]),
+    "keywords": (lambda L, x: x.split(split_size=2, dim=1)[0].cumsum(dim=0).roll(shifts=1, dims=0)
+                 .gather(dim=1, index=index(L, [[1], [0]])).masked_fill(mask=L.tensor([True, False])[:, None], value=0.5)
+                 .index_select(dim=0, index=index(L, [1])).norm(p=2, dim=1, keepdim=True), [(normal, (2, 5))]),
     "roll_flat": (lambda L, x: x.roll(2), [(normal, (2, 3))]),
     "roll_dim": (lambda L, x: L.roll(x, -1, 1), [(normal, (2, 3))]),
     "roll_dims": (lambda L, x: x.roll((1, 2), (0, 1)), [(normal, (2, 3))]),
