@@ -836,3 +836,28 @@ def test_checkpoint_sequential_matches_torch_and_the_plain_run():
     x = minigrad.randn(2, 3)
     np.testing.assert_allclose(checkpoint_sequential(model, 2, x, use_reentrant=False).detach().numpy(),
                                model(x).detach().numpy(), rtol=FLOAT32_RTOL)
+
+
+def test_anomaly_mode_follows_a_node_made_by_backward_to_its_parent():
+    """A NaN in a second-order backward: the failing node was recorded by the first backward
+    (create_graph=True), so the warning also shows the forward line of the node that made it."""
+
+    def program(lib):
+        x = lib.tensor([0.0], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.autograd.detect_anomaly():
+                y = x.sqrt() * 1
+                g, = lib.autograd.grad(y.sum(), x, create_graph=True)  # 1 / (2 sqrt(x)) = inf
+                result = outcome(lambda: (g * 0).sum().backward())  # 0 * inf in the second backward
+        told = [str(w.message).split(" (Triggered internally")[0] for w in caught if issubclass(w.category, UserWarning)
+                and ("Error detected" in str(w.message) or "Previous calculation" in str(w.message))]
+        return result, [m.splitlines()[:3] if m.startswith("\n") else m.splitlines()[:1] for m in told], told
+
+    mine, theirs = both(program)
+    if theirs is not None:  # the stacks differ (torch's includes its own Python frames): compare the rest
+        assert_matches(plain(mine[:2]), plain(theirs[:2]))
+    (kind, message), heads, told = mine
+    assert kind == "RuntimeError" and "returned nan values" in message
+    assert heads[1][2].startswith("Previous calculation was induced by SqrtBackward0.")
+    assert "y = x.sqrt() * 1" in told[1]

@@ -26,6 +26,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class _AnomalyMode:
     enabled = False
     check_nan = True
+    running_node = None  # the node whose backward is running, in anomaly mode (the parent of nodes it records)
 
 
 def is_anomaly_enabled() -> bool:
@@ -76,6 +77,8 @@ def record_forward_traceback(node) -> None:
     while len(frames) > 1 and os.path.abspath(frames[-1].filename).startswith(_PACKAGE_DIR + os.sep):
         frames.pop()
     node.metadata["traceback_"] = traceback.format_list(frames)
+    if _AnomalyMode.running_node is not None:  # recorded by a backward with create_graph=True
+        node.metadata["parent_"] = _AnomalyMode.running_node
 
 
 def warn_forward_traceback(node) -> None:
@@ -88,7 +91,17 @@ def warn_forward_traceback(node) -> None:
         )
     else:
         message = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(stack)
-    warnings.warn(message, UserWarning, stacklevel=_first_caller_outside_minigrad())
+    level = _first_caller_outside_minigrad()
+    warnings.warn(message, UserWarning, stacklevel=level)
+    parent = node._metadata.get("parent_") if node._metadata else None
+    while parent is not None:  # the node was made by a backward pass: show where that pass's node came from
+        stack = parent._metadata.get("traceback_") if parent._metadata else None
+        where = (
+            "Traceback of forward call that induced the previous calculation:\n" + "".join(stack)
+            if stack else "No forward pass information available."
+        )
+        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. {where}", UserWarning, stacklevel=level)
+        parent = parent._metadata.get("parent_") if parent._metadata else None
 
 
 def _first_caller_outside_minigrad() -> int:

@@ -171,6 +171,7 @@ def _run_instrumented(node: Node, grads: list) -> tuple:
     """Run one node with its node hooks and, in anomaly mode, its NaN check and forward traceback."""
     if not _AnomalyMode.enabled:
         return _run_with_node_hooks(node, grads)
+    outer, _AnomalyMode.running_node = _AnomalyMode.running_node, node  # nodes recorded now have it as parent
     try:
         input_grads = _run_with_node_hooks(node, grads)
         if _AnomalyMode.check_nan:
@@ -178,6 +179,8 @@ def _run_instrumented(node: Node, grads: list) -> tuple:
     except Exception:
         anomaly_mode.warn_forward_traceback(node)
         raise
+    finally:
+        _AnomalyMode.running_node = outer
     return input_grads
 
 
