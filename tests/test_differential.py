@@ -27,12 +27,12 @@ from tests.differential.program import programs  # noqa: E402
 
 @given(programs())
 def test_minigrad_and_torch_agree_on_random_programs(program):
-    torch_trace = interpreter.run(torch, program)
+    torch_trace = interpreter.canonical(interpreter.run(torch, program), program)
     last = torch_trace[-1] if torch_trace else ("end",)
     # Reported by --hypothesis-show-statistics: how many programs ran to the end.
     event("torch raised" if last[0] == "raise" else "ran to the end")
     difference = interpreter.first_difference(
-        interpreter.run(minigrad, program), torch_trace, interpreter.tolerance(program)
+        interpreter.canonical(interpreter.run(minigrad, program), program), torch_trace, interpreter.tolerance(program)
     )
     assert difference is None, (
         f"minigrad and torch differ on this program:\n{interpreter.format_program(program)}\n{difference}"

@@ -97,6 +97,7 @@ BINARY = {
     "div": lambda a, b: a / b,
     "pow": lambda a, b: a ** b,
     "maximum": lambda a, b: a.maximum(b),
+    "matmul": lambda a, b: a @ b,
 }
 
 INPLACE = {
@@ -127,9 +128,27 @@ def _reduce(lib, op: str, t, dim, keepdim: bool) -> list:
         return [t.logsumexp(dim, keepdim=keepdim)]
     if op in ("prod",):
         return [t.prod() if dim is None else t.prod(dim, keepdim=keepdim)]
+    if op == "norm":
+        return [t.norm() if dim is None else t.norm(2, dim, keepdim=keepdim)]
     if op in ("std", "var"):
         return [getattr(t, op)() if dim is None else getattr(t, op)(dim, keepdim=keepdim)]
     raise ValueError(f"unknown reduction {op!r}")
+
+
+def _shape_op(lib, op: str, t, args: tuple):
+    """Ops that move or select values: ``args`` as the step carries them, masks and index lists built here."""
+    if op == "masked_fill":
+        seed, value = args
+        return t.masked_fill(lib.tensor(mask(tuple(t.shape), seed)), value)
+    if op == "index_select":
+        dim, index = args
+        return t.index_select(dim, lib.tensor(list(index), dtype=lib.int64))
+    if op == "gather":
+        dim, seed, index_shape = args
+        size = t.shape[dim]
+        index = np.random.default_rng(seed).integers(0, size, size=index_shape)
+        return t.gather(dim, lib.tensor(index, dtype=lib.int64))
+    return getattr(t, op)(*args)
 
 
 def _view(op: str, t, args: tuple):
@@ -355,6 +374,19 @@ def _execute(lib, step: Step, env: list, i: int) -> None:
     elif kind == "view":
         _, op, src, args = step
         env.append(_view(op, env[src], args))
+    elif kind == "shape_op":
+        _, op, src, args = step
+        env.append(_shape_op(lib, op, env[src], args))
+    elif kind == "multi":  # chunk / split / unbind: several views of one tensor
+        _, op, src, args, _count = step
+        env.extend(getattr(env[src], op)(*args))
+    elif kind == "join":
+        _, op, slots, dim = step
+        env.append(getattr(lib, op)([env[j] for j in slots], dim))
+    elif kind == "where":
+        _, seed, a, b = step
+        shape = np.broadcast_shapes(tuple(env[a].shape), tuple(env[b].shape))
+        env.append(lib.where(lib.tensor(mask(shape, seed)), env[a], env[b]))
     elif kind == "index":
         _, src, key = step
         env.append(env[src][_key(lib, key, tuple(env[src].shape))])
@@ -426,8 +458,12 @@ def _uses(step: Step) -> list[int]:
         return [step[2]]
     if kind == "binary":
         return [step[2], step[3]]
-    if kind in ("binary_scalar", "reduce", "view"):
+    if kind in ("binary_scalar", "reduce", "view", "shape_op", "multi"):
         return [step[2]]
+    if kind == "join":
+        return list(step[2])
+    if kind == "where":
+        return [step[2], step[3]]
     if kind == "index":
         return [step[1]]
     if kind == "inplace":
@@ -448,10 +484,13 @@ def _uses(step: Step) -> list[int]:
 def n_outputs(step: Step) -> int:
     """How many slots a step appends (a skipped step appends as many Nones)."""
     kind = step[0]
-    if kind in ("leaf", "unary", "binary", "binary_scalar", "view", "index", "detach", "clone", "take_grad"):
+    if kind in ("leaf", "unary", "binary", "binary_scalar", "view", "index", "detach", "clone", "take_grad",
+                "shape_op", "join", "where"):
         return 1
+    if kind == "multi":
+        return step[4]
     if kind == "reduce":
-        return 2 if step[1] in ("max", "min") and step[3] is not None else 1
+        return 2 if step[1] in ("max", "min") and step[3] is not None else 1  # (values, indices)
     if kind == "grad":
         return len(step[2])
     if kind == "func":
@@ -524,6 +563,25 @@ def _close(a, b, tol: float) -> bool:
     return a == b
 
 
+def canonical(trace: list, program: Program) -> list:
+    """The trace with each run of back-to-back tensor-hook calls ordered by tensor (stably).
+
+    The order of the hooks of one tensor is kept and compared, and so is their order relative to
+    node hooks and custom backward calls; only the order between different tensors whose hooks
+    fire back to back is not: torch runs leaf accumulators of equal priority in the order its
+    binary heap happens to pop them, which is no contract.
+    """
+    out, run = [], []
+    for event in trace + [("end",)]:
+        if event[0] == "hook":
+            run.append(event)
+            continue
+        out.extend(sorted(run, key=lambda e: program[e[2]][1]))
+        run = []
+        out.append(event)
+    return out[:-1]
+
+
 def first_difference(minigrad_trace: list, torch_trace: list, tol: float) -> str | None:
     """None if the traces agree, else a description of the first event where they differ."""
     for k, (m, t) in enumerate(zip(minigrad_trace, torch_trace)):
@@ -551,6 +609,6 @@ def check(program: Program) -> None:
     import torch
 
     tol = tolerance(program)
-    difference = first_difference(run(minigrad, program), run(torch, program), tol)
+    difference = first_difference(canonical(run(minigrad, program), program), canonical(run(torch, program), program), tol)
     if difference is not None:
         raise AssertionError(f"minigrad and torch differ on this program:\n{format_program(program)}\n{difference}")

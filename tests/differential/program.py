@@ -29,8 +29,12 @@ def _has(*methods: str) -> bool:
 UNARY_OPS = sorted(op for op in UNARY if _has(*UNARY_NEEDS.get(op, ())))
 BINARY_OPS = sorted(BINARY)
 REDUCTIONS = ["sum", "mean", "max", "min", "softmax", "log_softmax"] + [
-    op for op in ("cumsum", "logsumexp", "prod", "std", "var") if _has(op)
+    op for op in ("cumsum", "logsumexp", "prod", "std", "var", "norm") if _has(op)
 ]
+SHAPE_OPS = [op for op in ("flip", "roll", "tril", "triu", "masked_fill", "repeat", "t", "index_select", "gather")
+             if _has(op)]
+MULTI_OPS = [op for op in ("chunk", "split", "unbind") if _has(op)]
+JOINS = [op for op in ("cat", "stack") if hasattr(minigrad, op)]
 VIEWS = ["reshape", "view", "transpose", "permute", "unsqueeze", "squeeze", "expand", "T", "flatten"]
 NODE_HOOKS = hasattr(minigrad.autograd.graph.Node, "register_prehook") and hasattr(
     minigrad.autograd.graph.Node, "register_hook"
@@ -52,6 +56,8 @@ OPEN_DIFFERENCES: dict[str, str] = {
     "in-place on an expand() that repeats nothing": "test_in_place_on_an_expand_that_repeats_nothing",
     "backward(inputs=...)": "test_backward_inputs_accumulate_in_place",
     "hooks called with a None gradient": "test_hook_of_an_input_a_custom_backward_gave_none",
+    "masked_fill saves nothing": "test_masked_fill_cannot_backward_twice",
+    "in-place near views from unbind/split/chunk": "test_unbind_sibling_view_is_refused_after_in_place",
 }
 
 
@@ -176,6 +182,7 @@ class _Builder:
         self.draw = draw
         self.slots: list[Slot | None] = []
         self.steps: list[tuple] = []
+        self.multi_view_storages: set[int] = set()  # memory that chunk/split/unbind outputs view
 
     def pick(self, predicate=lambda s: True) -> int | None:
         candidates = [i for i, s in enumerate(self.slots) if s is not None and predicate(s)]
@@ -210,6 +217,14 @@ class _Builder:
             return
         op = _choice(self.draw, BINARY_OPS)
         sa = self.slots[a]
+        if op == "matmul":
+            b = self.pick(lambda s: s.is_float and _matmul_shape(sa.shape, s.shape) is not None)
+            if b is not None:
+                sb = self.slots[b]
+                rg = sa.requires_grad or sb.requires_grad
+                self.add(("binary", op, a, b), Slot(_matmul_shape(sa.shape, sb.shape), rg, leaf=not rg))
+                return
+            op = "mul"
         b = self.pick(lambda s: s.is_float and _broadcasts(s.shape, sa.shape))
         if b is None or self.draw(_ints(0, 3)) == 0:
             op = "add" if op == "maximum" else op  # torch's maximum takes tensors only
@@ -243,6 +258,100 @@ class _Builder:
             self.add(("reduce", op, i, dim, keepdim), out, replace(out, requires_grad=False, leaf=True, is_float=False))
         else:
             self.add(("reduce", op, i, dim, keepdim), out)
+
+    def shape_op(self) -> None:
+        i = self.pick(lambda s: s.is_float)
+        if i is None or not SHAPE_OPS:
+            return
+        s = self.slots[i]
+        shape, nd = s.shape, len(s.shape)
+        op = _choice(self.draw, SHAPE_OPS)
+        if op == "masked_fill" and "masked_fill saves nothing" in OPEN_DIFFERENCES:
+            op = "flip" if nd else "t"
+        new = shape
+        if op == "masked_fill":
+            args = (self.draw(_ints(0, 2**16)), _choice(self.draw, SCALARS))
+        elif op in ("tril", "triu"):
+            if nd < 2:
+                return
+            args = (self.draw(_ints(-1, 1)),)
+        elif op == "t":
+            if nd > 2:
+                return
+            args, new = (), tuple(reversed(shape))
+        elif op == "repeat":
+            sizes = tuple(self.draw(_ints(1, 2)) for _ in range(nd + self.draw(_ints(0, 1))))
+            args = (sizes,)
+            padded = (1,) * (len(sizes) - nd) + shape
+            new = tuple(n * r for n, r in zip(padded, sizes))
+        elif nd == 0:
+            return
+        elif op == "flip":
+            args = (tuple(_distinct(self.draw, range(nd), 1, nd)),)
+        elif op == "roll":
+            args = (self.draw(_ints(-2, 2)), self.draw(_ints(-nd, nd - 1)))
+        elif op == "index_select":
+            dim = self.draw(_ints(-nd, nd - 1))
+            if shape[dim] == 0:
+                return
+            index = tuple(self.draw(_ints(0, shape[dim] - 1)) for _ in range(self.draw(_ints(1, 3))))
+            args = (dim, index)
+            new = tuple(len(index) if k == dim % nd else n for k, n in enumerate(shape))
+        else:  # gather
+            dim = self.draw(_ints(-nd, nd - 1))
+            if shape[dim] == 0:
+                return
+            index_shape = tuple(self.draw(_ints(1, 3)) if k == dim % nd else self.draw(_ints(min(n, 1), n))
+                                for k, n in enumerate(shape))
+            args, new = (dim, self.draw(_ints(0, 2**16)), index_shape), index_shape
+        self.add(("shape_op", op, i, args), Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad))
+
+    def multi(self) -> None:
+        i = self.pick(lambda s: s.is_float and len(s.shape) > 0)
+        if i is None or not MULTI_OPS:
+            return
+        s = self.slots[i]
+        nd = len(s.shape)
+        op = _choice(self.draw, MULTI_OPS)
+        dim = self.draw(_ints(-nd, nd - 1))
+        args = (self.draw(_ints(1, 3)), dim) if op != "unbind" else (dim,)
+        shapes = [tuple(o.shape) for o in getattr(_torch_empty(s.shape), op)(*args)]
+        if not shapes:
+            return
+        views = [Slot(shape, s.requires_grad, leaf=not s.requires_grad,
+                      of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), storage=s.storage)
+                 for shape in shapes]
+        self.add(("multi", op, i, args, len(views)), *views)
+        self.multi_view_storages.add(s.storage)
+
+    def join(self) -> None:
+        a = self.pick(lambda s: s.is_float)
+        if a is None or not JOINS:
+            return
+        sa = self.slots[a]
+        b = self.pick(lambda s: s.is_float and s.shape == sa.shape)
+        op = _choice(self.draw, JOINS)
+        nd = len(sa.shape)
+        if op == "cat":
+            if nd == 0:
+                return
+            dim = self.draw(_ints(-nd, nd - 1))
+            new = tuple(2 * n if k == dim % nd else n for k, n in enumerate(sa.shape))
+        else:
+            dim = self.draw(_ints(-nd - 1, nd))
+            new = np.stack([np.empty(sa.shape)] * 2, axis=dim).shape
+        rg = sa.requires_grad or self.slots[b].requires_grad
+        self.add(("join", op, (a, b), dim), Slot(tuple(new), rg, leaf=not rg))
+
+    def where(self) -> None:
+        a = self.pick(lambda s: s.is_float)
+        if a is None:
+            return
+        sa = self.slots[a]
+        b = self.pick(lambda s: s.is_float and _broadcasts(s.shape, sa.shape))
+        rg = sa.requires_grad or self.slots[b].requires_grad
+        shape = np.broadcast_shapes(sa.shape, self.slots[b].shape)
+        self.add(("where", self.draw(_ints(0, 2**16)), a, b), Slot(shape, rg, leaf=not rg))
 
     def view(self) -> None:
         i = self.pick()
@@ -331,6 +440,8 @@ class _Builder:
             return
         if s.expanded and "in-place on an expand() that repeats nothing" in OPEN_DIFFERENCES:
             return
+        if s.storage in self.multi_view_storages and "in-place near views from unbind/split/chunk" in OPEN_DIFFERENCES:
+            return
         op = _choice(self.draw, sorted(INPLACE))
         if op in ("zero_", "clamp_"):
             operand, scalar = None, None
@@ -338,6 +449,8 @@ class _Builder:
             operand, scalar = None, _choice(self.draw, SCALARS)
         else:
             operand, scalar = self._value_for(s.shape)
+            if operand is not None and self.slots[operand].storage == s.storage and "overlapping setitem" in OPEN_DIFFERENCES:
+                return
             if op == "copy_" and operand is None:
                 return
         no_grad = self._no_grad_for(s)
@@ -356,6 +469,8 @@ class _Builder:
             return
         operand, scalar = self._value_for(target)
         if s.expanded and "in-place on an expand() that repeats nothing" in OPEN_DIFFERENCES:
+            return
+        if s.storage in self.multi_view_storages and "in-place near views from unbind/split/chunk" in OPEN_DIFFERENCES:
             return
         if operand is not None and self.slots[operand].storage == s.storage and "overlapping setitem" in OPEN_DIFFERENCES:
             operand, scalar = None, SCALARS[0]
@@ -474,6 +589,22 @@ class _Builder:
             self.steps.append(("zero_grad", i))
 
 
+def _matmul_shape(a: tuple, b: tuple) -> tuple | None:
+    if not a or not b:
+        return None  # torch's matmul needs at least 1-D operands
+    try:
+        return np.matmul(np.zeros(a), np.zeros(b)).shape
+    except ValueError:
+        return None
+
+
+def _torch_empty(shape: tuple):
+    """For ops whose output shapes follow rules too fiddly to restate (chunk, split): ask torch."""
+    import torch
+
+    return torch.empty(shape)
+
+
 def _reduced_shape(shape: tuple, op: str, dim, keepdim: bool) -> tuple:
     if op in ("softmax", "log_softmax", "cumsum"):
         return shape
@@ -506,6 +637,7 @@ STEP_KINDS = (
     ["leaf"] * 2 + ["unary"] * 3 + ["binary"] * 3 + ["reduce"] * 2 + ["view"] * 3 + ["index"] * 3
     + ["inplace"] * 3 + ["setitem"] * 2 + ["hook"] * 2 + ["retain_grad"] + ["backward"] * 3 + ["grad"]
     + ["func"] * 2 + ["detach", "clone", "take_grad", "zero_grad"]
+    + ["shape_op"] * 2 + ["multi", "join", "where"]
     + (["node_hook"] if NODE_HOOKS else [])
 )
 
