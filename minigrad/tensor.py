@@ -918,11 +918,13 @@ class Tensor:
         return _matrix.T.apply(self)
 
     # -- reductions and scans ----------------------------------------------------------------------
-    def prod(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return _scan.ProdAll.apply(self) if dim is None else _scan.Prod.apply(self, dim, keepdim)
+    def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> "Tensor":
+        """The product of all elements, or along ``dim``; ``dtype`` converts the input first."""
+        a = self if dtype is None else self.to(dtype)
+        return _scan.ProdAll.apply(a) if dim is None else _scan.Prod.apply(a, dim, keepdim)
 
-    def cumsum(self, dim: int) -> "Tensor":
-        return _scan.Cumsum.apply(self, dim)
+    def cumsum(self, dim: int, *, dtype=None) -> "Tensor":
+        return _scan.Cumsum.apply(self if dtype is None else self.to(dtype), dim)
 
     def norm(self, p="fro", dim=None, keepdim: bool = False) -> "Tensor":
         return _stats.norm(self, p, dim, keepdim)

@@ -102,6 +102,8 @@ CASES = {
     "cumsum": (lambda L, x: x.cumsum(1), [(normal, (2, 3))]),
     "cumsum_fn": (lambda L, x: L.cumsum(x, -2), [(normal, (3, 2))]),
     "cumsum_0d": (lambda L, x: x.cumsum(0), [(normal, ())]),
+    "cumsum_dtype": (lambda L, x: x.cumsum(0, dtype=L.float32), [(normal, (3,))]),
+    "prod_dtype": (lambda L, x: L.prod(x, 1, dtype=L.float32), [(normal, (2, 3))]),
     # -- norms and statistics
     "norm": (lambda L, x: x.norm(), [(normal, (2, 3))]),
     "norm_fro": (lambda L, x: x.norm("fro"), [(normal, (2, 3))]),
@@ -210,7 +212,7 @@ CASES = {
 
 # These round values to float32 on the way: finite differences in float32 cannot check them.
 # Their gradients are checked against PyTorch's (test_matches_torch) and in closed form below.
-THROUGH_FLOAT32 = {"type_as", "double", "to_other"}
+THROUGH_FLOAT32 = {"type_as", "double", "to_other", "cumsum_dtype", "prod_dtype"}
 DIFFERENTIABLE = [n for n in CASES if n not in THROUGH_FLOAT32]
 # PyTorch 2.13's own backward fails here ("ScatterAddBackward0 returned an invalid gradient ... got
 # [1, 3] but expected shape compatible with [2, 3]") when src is larger than index; gradcheck covers it.
@@ -267,10 +269,10 @@ def run(lib, fn, arrays, seed=0, dtype=np.float64):
     return values, grads, dtypes_, names, named
 
 
-def tolerance(arrays) -> float:
-    """float64 rounding: a few ulps per value an output can depend on."""
+def tolerance(arrays, dtype=np.float64) -> float:
+    """Rounding in ``dtype``: a few ulps per value an output can depend on."""
     n = max([np.size(a) for a in arrays] + [1])
-    return 16 * n * EPS64
+    return 16 * n * np.finfo(dtype).eps
 
 
 @needs_torch
@@ -282,7 +284,7 @@ def test_matches_torch(name):
     assert md == td, f"dtypes: minigrad {md}, torch {td}"
     assert mn == tn, f"node names: minigrad {mn}, torch {tn}"
     assert mt == tt, "(values, indices) results must be named tuples, as in PyTorch"
-    tol = tolerance(arrays)
+    tol = tolerance(arrays, np.float32 if name in THROUGH_FLOAT32 else np.float64)
     assert len(mv) == len(tv)
     for i, (m, t) in enumerate(zip(mv, tv)):
         assert m.shape == t.shape, f"output {i}: shape {m.shape}, torch {t.shape}"
@@ -726,6 +728,8 @@ EDGE_VALUES = {
     "sinh_overflow": lambda L: L.tensor([100.0, -100.0]).sinh(),
     "cumsum_int32": lambda L: L.tensor([1, 2], dtype=L.int32).cumsum(0),
     "cumsum_bool": lambda L: L.tensor([True, True]).cumsum(0),
+    "cumsum_int_to_float": lambda L: L.tensor([1, 2]).cumsum(0, dtype=L.float64),
+    "prod_int_to_float": lambda L: L.tensor([[1, 2]]).prod(dtype=L.float32),
     "prod_int32": lambda L: L.tensor([2, 3], dtype=L.int32).prod(),
     "prod_bool_dim": lambda L: L.tensor([[True, False]]).prod(1),
     "prod_empty": lambda L: L.zeros(0).prod(),
