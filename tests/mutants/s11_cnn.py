@@ -175,6 +175,14 @@ MUTANTS = [
         feedback={"function": "backward's third gradient must be None"},
     ),
     Mutant(
+        "function_keeps_arrays_on_ctx",
+        {"conv_module": _swap(_swap(MODULE, "        ctx.save_for_backward(x, w)\n",
+                                    "        ctx.x, ctx.w = x.detach(), w.detach()\n"),
+                              "        x, w = ctx.saved_tensors\n", "        x, w = ctx.x, ctx.w\n")},
+        lost={"function", "training"},
+        feedback={"function": "save x and w, ctx.save_for_backward(x, w)"},
+    ),
+    Mutant(
         "conv_init_with_in_channels_only",
         {"conv_module": _swap(MODULE, "bound = 1 / math.sqrt(in_channels * kernel_size * kernel_size)",
                               "bound = 1 / math.sqrt(in_channels)")},

@@ -265,6 +265,9 @@ def probe_function(ns: dict, rng: np.random.Generator) -> dict:
     g = minigrad.tensor(rng.standard_normal(y_shape))
     x, w, b = (minigrad.tensor(a, requires_grad=True) for a in (x0, w0, b0))
     y = apply(x, w, b, 2, 1)
+    saved = [next((name for name, t in (("x", x), ("w", w), ("b", b))
+                   if np.shares_memory(s.detach().numpy(), t.detach().numpy())), "other")
+             for s in y.grad_fn.saved_tensors]
     (y * g).sum().backward()
 
     def loss(xa, wa, ba):
@@ -281,7 +284,7 @@ def probe_function(ns: dict, rng: np.random.Generator) -> dict:
     except RuntimeError as e:  # e.g. a gradient returned for the missing bias
         without = {"error": str(e)[:300]}
     return {"y": y.detach(), "grads": {"x": x.grad, "w": w.grad, "b": b.grad}, "numeric": numeric,
-            "without_bias": without}
+            "without_bias": without, "saved": saved}
 
 
 def judge_function(mine: dict, ref: dict) -> Verdict:
@@ -306,6 +309,11 @@ def judge_function(mine: dict, ref: dict) -> Verdict:
             label = "the output" if name == "y" else f"{name}.grad"
             return Verdict(False, f"Conv2dFunction.apply(x, w, None, 2, 1), without a bias: {label} is "
                                   f"{fmt(without[name])}, expected {fmt(want[name])}")
+    if mine["saved"] != ref["saved"]:
+        return Verdict(False, f"Conv2dFunction saved {mine['saved'] or 'nothing'} with save_for_backward, expected "
+                              f"{ref['saved']}: save x and w, ctx.save_for_backward(x, w), as the worksheet asks. "
+                              "Tensors kept as plain ctx attributes escape the version check that catches an "
+                              "in-place change before backward reads them")
     return Verdict(True)
 
 
