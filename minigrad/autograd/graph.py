@@ -10,6 +10,10 @@ Nodes point only backwards (to their inputs' producers), never to the tensors
 they produced, so when the last tensor of a graph goes out of scope the whole
 graph is freed at once by reference counting, without waiting for the cycle
 collector.
+
+Two ways in from outside, as in ``torch.autograd.graph``: hooks on a node
+(``register_prehook``, ``register_hook``), and ``saved_tensors_hooks``, which
+decide what a node keeps of each tensor it saves.
 """
 from __future__ import annotations
 
@@ -206,6 +210,9 @@ class saved_tensors_hooks:
 
 
 class _SavedTensorsHooks:
+    """The (pack, unpack) pairs in force, innermost last. PyTorch keeps one stack per
+    thread; minigrad records graphs on one thread, so one stack serves."""
+
     stack: list[tuple[Callable, Callable]] = []
     disabled_message: str | None = None
 
