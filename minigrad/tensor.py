@@ -403,7 +403,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(len(self._data)))
+        return iter(self.unbind(0))  # as PyTorch: views that refuse in-place ops in a graph
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
@@ -436,6 +436,10 @@ class Tensor:
                 data, separator=", ", prefix="tensor(", precision=4,
                 floatmode="maxprec" if integral and not sci else "fixed",
             )
+        elif data.dtype == np.bool_:  # PyTorch pads to the widest value present: [True, True], [ True, False]
+            width = 5 if data.size and not data.all() else 4
+            body = np.array2string(data, separator=", ", prefix="tensor(",
+                                   formatter={"bool": lambda v: f"{v!s:>{width}}"})
         else:
             body = np.array2string(data, separator=", ", prefix="tensor(")
         body = body.replace(", ..., ", ",  ..., ")  # PyTorch's 1-D summary: ' ...' is one more element

@@ -991,3 +991,16 @@ def test_overlapping_in_place_writes(write):
         exec(write)
         return x
     same(prog)
+
+
+def test_iterating_gives_unbind_views():
+    def prog(lib):
+        x = lib.ones(2, 2, requires_grad=True)
+        rows = list(x * 1)
+        names = [r.grad_fn.name() for r in rows]
+        b = lib.zeros(2, 2)
+        for r in b:
+            r.add_(1)
+        rows[0].mul_(2)
+        return names, b
+    same(prog)
