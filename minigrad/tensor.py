@@ -1018,8 +1018,8 @@ class _ViewMeta:
     ``steps`` are the view operations from the base to the view, as
     ``(Function, args)`` pairs: replaying them on the base gives the view again,
     with the base's current history (``Tensor._regenerate_view``). None for a
-    view that cannot be replayed: a custom Function's output (``custom`` then
-    holds PyTorch's message) or an op that returns several views.
+    view that cannot be replayed: an output of a custom Function or of an op
+    that returns several views (``custom`` then holds PyTorch's message why).
     ``base_grad_fn`` is the base's grad_fn when the view's history was built:
     when they differ, the view's history is stale. ``no_grad``: made in no_grad mode.
     """
@@ -1030,6 +1030,7 @@ class _ViewMeta:
         self.steps, self.base_grad_fn, self.no_grad, self.custom = steps, base_grad_fn, False, None
 
     def reason(self) -> str:
+        """Why in-place operations on this view cannot be recorded."""
         return self.custom or (
             "this view is the output of an operation that returns several views (like split or "
             "unbind), or was made by a custom Function; such views cannot be modified in place"
