@@ -152,6 +152,8 @@ def _repr_cases():
         ("tensor([[1, 2],\n        [3, 4]])", lambda m: m.tensor([[1, 2], [3, 4]])),
         ("tensor([[ 1.5000, -2.0000],\n        [ 3.0000,  4.0000]])", lambda m: m.tensor([[1.5, -2.0], [3.0, 4.0]])),
         ("tensor([ True, False])", lambda m: m.tensor([True, False])),
+        ("tensor([True, True])", lambda m: m.tensor([True, True])),
+        ("tensor([[False],\n        [ True]])", lambda m: m.tensor([[False], [True]])),
         ("tensor([])", lambda m: m.tensor([])),
         ("tensor([1., 2.], dtype=minigrad.float64)", lambda m: m.tensor([1.0, 2.0], dtype=m.float64)),
         ("tensor([1, 2], dtype=minigrad.int32)", lambda m: m.tensor([1, 2], dtype=m.int32)),
