@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import zlib
 
 import numpy as np
 import pytest
@@ -48,9 +49,9 @@ def above(low):
 
 
 def distinct(*shape):
-    """Distinct values at least 0.08 apart, in both signs: no ties for sort/topk/max/norm-inf, no kinks."""
+    """Distinct values 0.08 or more apart, in both signs, none within 0.04 of 0: no ties, no kinks."""
     n = int(np.prod(shape, dtype=np.int64))
-    values = (RNG.permutation(n) - n / 2 + 0.5) * 0.1 + RNG.uniform(-0.01, 0.01, n)
+    values = (RNG.permutation(n) - (n - 1) // 2) * 0.1 + 0.05 + RNG.uniform(-0.01, 0.01, n)
     return values.reshape(shape)
 
 
@@ -102,6 +103,14 @@ CASES = {
     "cumsum": (lambda L, x: x.cumsum(1), [(normal, (2, 3))]),
     "cumsum_fn": (lambda L, x: L.cumsum(x, -2), [(normal, (3, 2))]),
     "cumsum_0d": (lambda L, x: x.cumsum(0), [(normal, ())]),
+    "logsumexp_0d": (lambda L, x: x.logsumexp(0, keepdim=True), [(normal, ())]),
+    "gather_0d": (lambda L, x: x.gather(0, L.tensor(0)), [(normal, ())]),
+    "index_select_0d": (lambda L, x: x.index_select(0, index(L, [0])), [(normal, ())]),
+    "sort_0d": (lambda L, x: x.sort(), [(normal, ())]),
+    "topk_0d": (lambda L, x: x.topk(1), [(normal, ())]),
+    "masked_fill_0d": (lambda L, x: x.masked_fill(L.tensor(False), 1.0), [(normal, ())]),
+    "scatter_add_0d": (lambda L, x, s: x.scatter_add(0, L.tensor(0), s), [(normal, ()), (normal, ())]),
+    "norm_0d": (lambda L, x: x.norm(dim=0), [(distinct, ())]),
     "cumsum_dtype": (lambda L, x: x.cumsum(0, dtype=L.float32), [(normal, (3,))]),
     "prod_dtype": (lambda L, x: L.prod(x, 1, dtype=L.float32), [(normal, (2, 3))]),
     # -- norms and statistics
@@ -220,6 +229,9 @@ TORCH_FAILS = {"scatter_add_big_src"}
 
 
 def make_inputs(name):
+    """The case's function and inputs; the same inputs whatever order the tests run in."""
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(name.encode()))
     fn, makers = CASES[name]
     return fn, [make(*shape) for make, shape in makers]
 
@@ -383,6 +395,8 @@ BAD = {
     "topk_too_many": lambda L: t(L, 3).topk(4),
     "topk_negative": lambda L: t(L, 3).topk(-1),
     "sort_dim": lambda L: t(L, 3).sort(1),
+    "roll_0d_dim": lambda L: L.tensor(1.0).roll(1, 0),
+    "index_select_0d_two": lambda L: L.tensor(1.0).index_select(0, index(L, [0, 0])),
     "allclose_dtypes": lambda L: L.allclose(t(L, 1), t(L, 1, dtype=L.float64)),
     "isclose_shapes": lambda L: L.isclose(t(L, 2), t(L, 3)),
     "sin_int_inplace": lambda L: L.tensor([1, 2]).sin_(),

@@ -123,6 +123,8 @@ class IndexSelect(Function):
         if idx.ndim > 1:
             raise IndexError(f"index_select(): Index is supposed to be a vector, got {idx.ndim}-D")
         idx = idx.reshape(-1)
+        if a.ndim == 0 and idx.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
         size = a.shape[d] if a.ndim else 1
         if ((idx < 0) | (idx >= size)).any():  # PyTorch's own wording, and its type
             raise IndexError(f"index out of range in self (dimension {d} has size {size})")

@@ -166,9 +166,9 @@ class Roll(Function):
         dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
-        ctx.shifts, ctx.dims = shifts, normalize_dims(dims, a.ndim)
         if a.ndim == 0:
-            return Tensor._wrap(a._data.copy())
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions: roll a 0-d tensor without dims")
+        ctx.shifts, ctx.dims = shifts, normalize_dims(dims, a.ndim)
         return Tensor._wrap(np.roll(a._data, shifts, ctx.dims))
 
     @staticmethod

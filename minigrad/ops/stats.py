@@ -54,7 +54,7 @@ class Logsumexp(Function):
             with np.errstate(divide="ignore"):  # log 0 = -inf: the sum of no terms
                 out = np.log(np.zeros_like(x).sum(axis=ctx.dims, keepdims=keepdim))
         else:
-            m = x.max(axis=ctx.dims, keepdims=True)
+            m = np.array(x.max(axis=ctx.dims, keepdims=True))  # an array even for a 0-d input
             m[~np.isfinite(m)] = 0  # rows of -inf (or with inf) need no shift, and inf - inf is NaN
             with np.errstate(divide="ignore"):
                 out = np.log(np.exp(x - m).sum(axis=ctx.dims, keepdims=True)) + m
