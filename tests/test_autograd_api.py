@@ -861,3 +861,14 @@ def test_anomaly_mode_follows_a_node_made_by_backward_to_its_parent():
     assert kind == "RuntimeError" and "returned nan values" in message
     assert heads[1][2].startswith("Previous calculation was induced by SqrtBackward0.")
     assert "y = x.sqrt() * 1" in told[1]
+
+
+def test_save_on_cpu_runs_as_in_torch():
+    def program(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.autograd.graph.save_on_cpu(pin_memory=False):
+            y = (a * a).exp().sum()
+        y.backward()
+        return a.grad
+
+    np.testing.assert_allclose(assert_same(program), 2 * np.array([1.0, 2.0]) * np.exp([1.0, 4.0]), rtol=FLOAT32_RTOL)

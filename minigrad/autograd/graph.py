@@ -209,6 +209,18 @@ class saved_tensors_hooks:
         _SavedTensorsHooks.stack.pop()
 
 
+class save_on_cpu(saved_tensors_hooks):
+    """Keep saved tensors in CPU memory, for code written for PyTorch (which moves them off the GPU).
+
+    minigrad's tensors always live on the CPU, so the pack hook keeps each
+    tensor's values as they are (``detach()``: the same memory, no copy) and
+    ``pin_memory`` and ``device_type`` change nothing.
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(lambda tensor: tensor.detach(), lambda kept: kept)
+
+
 class _SavedTensorsHooks:
     """The (pack, unpack) pairs in force, innermost last. PyTorch keeps one stack per
     thread; minigrad records graphs on one thread, so one stack serves."""
