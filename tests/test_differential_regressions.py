@@ -78,3 +78,39 @@ def test_setitem_of_a_scaled_slice_backward():
 def test_second_backward_through_an_index_without_retain_graph():
     check([leaf((2, 2)), ("unary", "scale", 0), ("index", 1, (0,)), ("backward", 2, 0, False, False, None),
            ("backward", 2, 0, False, False, None)])
+
+
+def test_backward_inputs_make_a_non_leaf_retain_its_grad():
+    check([leaf(), leaf(seed=1), ("clone", 1), ("backward", 0, 0, None, False, [2])])
+
+
+def test_0d_tensor_index_is_a_view():
+    check([leaf((3,), False), ("index", 0, (("t0", 1),)), ("inplace", "mul_", 1, None, 2.0, False)])
+
+
+def test_fill_of_a_zero_element_expand():
+    check([leaf((1,), False), ("view", "expand", 0, ((0,),)), ("inplace", "fill_", 1, None, 3.0, True)])
+
+
+def test_in_place_on_an_expand_that_repeats_nothing():
+    check([leaf((1, 3), False), ("view", "expand", 0, ((1, 3),)), ("inplace", "clamp_", 1, None, None, False)])
+
+
+def test_setitem_shape_mismatch_raises_runtime_error():
+    check([leaf((2,), False), leaf((3,), False, 1), ("setitem", 0, (slice(None),), 1, None, False)])
+
+
+def test_setitem_of_zero_elements_records_history():
+    check([leaf((0, 3), False), leaf((0, 3), True, 1), ("setitem", 0, (slice(None),), 1, None, False)])
+
+
+def test_setitem_of_zero_elements_of_a_view_of_a_leaf_raises():
+    check([leaf((2, 1)), ("view", "unsqueeze", 0, (-1,)), ("setitem", 1, (slice(None), slice(1, 2)), None, 2.0, False)])
+
+
+def test_setitem_from_an_overlapping_tensor_raises():
+    check([leaf((1,), False), ("setitem", 0, (("list", (0,)),), 0, None, False)])
+
+
+def test_backward_inputs_accumulate_in_place():
+    check([leaf((3,)), ("backward", 0, 1, True, False, None), ("take_grad", 0), ("backward", 0, 2, True, False, [0])])
