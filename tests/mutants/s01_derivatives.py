@@ -92,6 +92,12 @@ def numerical_gradient(f, x, eps=1e-6):
         lost=GRADIENT_USERS,
         feedback={"gradient_values": "float32"},
     ),
+    Mutant(  # not a mistake: the issue-11 learner's helper cell, which the grader must run too
+        "helper_in_a_cell_of_its_own",
+        {"numerical_derivative": "\ndef numerical_derivative(f, x, eps=1e-6):\n    return central_slope(f, x, eps)\n"},
+        lost=set(),
+        added=("def central_slope(f, x, eps):\n    return (f(x + eps) - f(x - eps)) / (2 * eps)\n",),
+    ),
     Mutant(
         "absolute_error_only",
         {"gradient_check": CHECK.replace("atol + rtol * np.abs(numerical)", "atol")},
