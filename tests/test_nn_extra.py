@@ -251,7 +251,8 @@ def test_fused_losses_have_torchs_node_names(reduction):
     """The tutorials print ``loss.grad_fn``: these losses are one node each, named as in PyTorch."""
     x, t = _arr((3, 4)), _arr((3, 4), seed=1, low=0, high=1)
     for name, args in [("mse_loss", (x, t)), ("binary_cross_entropy_with_logits", (x, t)),
-                       ("binary_cross_entropy", (t, t[::-1].copy())), ("cross_entropy", (x, np.array([0, 3, 1])))]:
+                       ("binary_cross_entropy", (t, t[::-1].copy())), ("cross_entropy", (x, np.array([0, 3, 1]))),
+                       ("nll_loss", (x, np.array([0, 3, 1])))]:
         ours = getattr(F, name)(_mg(args[0]), minigrad.tensor(args[1]), reduction=reduction)
         theirs = getattr(TF, name)(torch.tensor(args[0], requires_grad=True), torch.tensor(args[1]),
                                    reduction=reduction)

@@ -32,7 +32,7 @@ from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
-from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, MseLoss
+from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, MseLoss, NllLoss
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor
 
@@ -640,13 +640,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     safe = np.where(counts, t, 0)
     dtype = rows._data.dtype
     w = counts.astype(dtype) if weight is None else weight._data[safe].astype(dtype) * counts
-    losses = -rows[np.arange(len(t)), safe] * Tensor._wrap(w)
-    if reduction == "none":
-        return losses.reshape(target.shape)
-    if reduction == "sum":
-        return losses.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):  # nothing counts: 0 / 0 = nan, as in PyTorch
-        return losses.sum() / Tensor._wrap(np.asarray(w.sum(), dtype=dtype))
+    return NllLoss.apply(rows, safe, w, reduction, tuple(target.shape))
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,

@@ -1,7 +1,7 @@
-"""Elementwise losses as single Functions with their reduction inside, named as PyTorch names them.
+"""Losses as single Functions with their reduction inside, named as PyTorch names them.
 
-``F.mse_loss``, ``F.binary_cross_entropy`` and ``F.binary_cross_entropy_with_logits``
-could be a few tensor operations each, but then ``loss.grad_fn`` would be a
+``F.mse_loss``, ``F.binary_cross_entropy``, ``F.binary_cross_entropy_with_logits``
+and ``F.nll_loss`` could be a few tensor operations each, but then ``loss.grad_fn`` would be a
 ``MeanBackward0`` where PyTorch shows ``MseLossBackward0`` (the tutorials print
 it), and the loss would record several nodes. Each Function here computes the
 elementwise losses in NumPy and reduces them ("mean", "sum" or "none") in the
@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd.function import Function
+from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
 
 
@@ -101,3 +102,42 @@ class BinaryCrossEntropyWithLogits(Function):
                 softplus_neg = m + ((-m).exp() + (-x - m).exp()).log()
                 grad_t = g * (-x + (pos_weight - 1) * softplus_neg)
         return grad_x, grad_t, None, None, None
+
+
+class NllLoss(Function):
+    """-weight[t_i] * rows[i, t_i] for (M, C) log-probabilities ``rows`` and M targets, reduced.
+
+    ``targets`` (class indices, ignored ones replaced by 0) and ``weights`` (the
+    weight of each row's target, 0 for ignored rows) are NumPy arrays computed
+    by ``F.nll_loss``. "mean" divides by the summed weights, as PyTorch does.
+    The backward puts ``-weight * grad`` at each row's target column
+    (``IndexAdd``, whose backward is indexing: differentiable again).
+    """
+
+    node_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, rows, targets, weights, reduction, out_shape):
+        ctx.key, ctx.rows_shape = (np.arange(len(targets)), targets), rows.shape
+        ctx.weights, ctx.reduction, ctx.total = weights, reduction, weights.sum(dtype=weights.dtype)
+        losses = -rows._data[ctx.key] * weights
+        if reduction == "none":
+            return Tensor._wrap(losses.reshape(out_shape))
+        total = losses.sum(dtype=losses.dtype)
+        if reduction == "sum":
+            return Tensor._wrap(np.asarray(total))
+        with np.errstate(invalid="ignore", divide="ignore"):  # nothing counts: 0 / 0 = nan, as in PyTorch
+            return Tensor._wrap(np.asarray(total / ctx.total, dtype=losses.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        n = len(ctx.weights)
+        if ctx.reduction == "none":
+            per_row = grad.reshape(n)
+        elif ctx.reduction == "sum":
+            per_row = grad.expand(n)
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                per_row = (grad / Tensor._wrap(np.asarray(ctx.total))).expand(n)
+        values = per_row * Tensor._wrap(-ctx.weights)
+        return IndexAdd.apply(values, ctx.key, ctx.rows_shape), None, None, None, None
