@@ -6,8 +6,10 @@ tensor operations, so autograd differentiates them (to any order) with no
 extra code. A few have a Function of their own in ``minigrad/nn/ops``:
 ``conv2d`` and ``max_pool2d`` (Numba kernels), ``cross_entropy`` and
 ``linear`` (fused: one node instead of several, for speed), ``gelu`` (a Numba
-kernel), ``softplus`` (overflow-free), ``binary_cross_entropy`` (PyTorch's
-clamps at 0 and 1).
+kernel), ``softplus`` (overflow-free), and ``nll_loss``, ``mse_loss``,
+``binary_cross_entropy`` (PyTorch's clamps at 0 and 1) and
+``binary_cross_entropy_with_logits``: one node each, reduction included, named
+as in PyTorch.
 
 What minigrad leaves out, compared with ``torch.nn.functional``:
 ``label_smoothing`` with class-index targets; dilation, groups and string
