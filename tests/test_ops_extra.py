@@ -945,3 +945,23 @@ def test_inplace_on_a_piece_in_a_graph_matches_torch(name):
         assert ours is None and attempt(minigrad) == attempt(torch)
     else:
         assert isinstance(ours, type(theirs)), f"minigrad: {ours!r}; torch: {theirs!r}"
+
+
+# -- a second backward without retain_graph: PyTorch fails exactly when a node saved something ----------
+def backward_twice(lib, fn, arrays):
+    inputs = [lib.tensor(np.array(a, dtype=np.float64), requires_grad=True) for a in arrays]
+    loss = sum(o.sum() for o in outputs(fn(lib, *inputs)) if o.requires_grad)
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        assert "second time" in str(e) or "freed" in str(e), e
+        return "raises"
+    return "runs"
+
+
+@needs_torch
+@pytest.mark.parametrize("name", [n for n in CASES if n not in TORCH_FAILS])
+def test_second_backward_matches_torch(name):
+    fn, arrays = make_inputs(name)
+    assert backward_twice(minigrad, fn, arrays) == backward_twice(torch, fn, arrays)

@@ -6,6 +6,10 @@ same index used the other way: what ``gather`` read is added back where it was
 read from (``IndexAdd``, which sums repeated indices), and ``scatter_add`` sends
 each source element the gradient of the place it was added to (``gather``).
 ``masked_fill``'s gradient is zero where the mask replaced the input.
+
+The index and mask tensors are kept with ``save_for_backward``, as PyTorch keeps
+them: a second backward without ``retain_graph`` fails, and changing them in
+place before backward is caught by the version check.
 """
 from __future__ import annotations
 
@@ -65,17 +69,16 @@ class Gather(Function):
         d = wrap_dim(dim, a.ndim)
         idx = _index_array(index, "gather")
         _check_gather_shapes("gather", a, d, idx)
-        if a.ndim == 0:
-            _check_bounds(idx, 1, 0)
-            ctx.key, ctx.input_shape = (), a.shape
-            return Tensor._wrap(a._data.copy())
-        _check_bounds(idx, a.shape[d], d)
-        ctx.key, ctx.input_shape = full_index(idx, d), a.shape
-        return Tensor._wrap(a._data[ctx.key])
+        _check_bounds(idx, a.shape[d] if a.ndim else 1, d)
+        ctx.dim, ctx.input_shape = d, a.shape
+        ctx.save_for_backward(index)
+        return Tensor._wrap(a._data[full_index(idx, d)] if a.ndim else a._data.copy())
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexAdd.apply(grad, ctx.key, ctx.input_shape), None, None
+        index, = ctx.saved_tensors
+        key = full_index(index._data, ctx.dim) if ctx.input_shape else ()
+        return IndexAdd.apply(grad, key, ctx.input_shape), None, None
 
 
 class ScatterAdd(Function):
@@ -93,19 +96,20 @@ class ScatterAdd(Function):
             raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({a.dtype} vs {src.dtype})")
         _check_gather_shapes("scatter_add", a, d, idx, src)
         _check_bounds(idx, a.shape[d] if a.ndim else 1, d)
-        ctx.key = full_index(idx, d) if a.ndim else ()
-        ctx.dim, ctx.index, ctx.src_shape = d, index, src.shape
+        ctx.dim, ctx.src_shape = d, src.shape
         ctx.src_key = tuple(slice(0, n) for n in idx.shape)  # only src's first index.shape elements are used
+        ctx.save_for_backward(index)
         out = a._data.copy()
-        np.add.at(out, ctx.key, src._data[ctx.src_key])
+        np.add.at(out, full_index(idx, d) if a.ndim else (), src._data[ctx.src_key])
         return Tensor._wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
         need_a, _, _, need_src = ctx.needs_input_grad
+        index, = ctx.saved_tensors
         grad_src = None
         if need_src:
-            grad_src = Gather.apply(grad, ctx.dim, ctx.index)
+            grad_src = Gather.apply(grad, ctx.dim, index)
             if grad_src.shape != ctx.src_shape:
                 grad_src = IndexAdd.apply(grad_src, ctx.src_key, ctx.src_shape)
         return grad if need_a else None, None, None, grad_src
@@ -128,12 +132,19 @@ class IndexSelect(Function):
         size = a.shape[d] if a.ndim else 1
         if ((idx < 0) | (idx >= size)).any():  # PyTorch's own wording, and its type
             raise IndexError(f"index out of range in self (dimension {d} has size {size})")
-        ctx.key, ctx.input_shape = ((slice(None),) * d + (idx,)) if a.ndim else (), a.shape
-        return Tensor._wrap(a._data[ctx.key] if a.ndim else a._data.copy())
+        ctx.dim, ctx.input_shape = d, a.shape
+        ctx.save_for_backward(index)
+        return Tensor._wrap(a._data[_select_key(idx, d)] if a.ndim else a._data.copy())
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexAdd.apply(grad, ctx.key, ctx.input_shape), None, None
+        index, = ctx.saved_tensors
+        key = _select_key(index._data.reshape(-1), ctx.dim) if ctx.input_shape else ()
+        return IndexAdd.apply(grad, key, ctx.input_shape), None, None
+
+
+def _select_key(idx: np.ndarray, dim: int) -> tuple:
+    return (slice(None),) * dim + (idx,)
 
 
 class MaskedFill(Function):
@@ -155,14 +166,16 @@ class MaskedFill(Function):
             out = np.where(mask._data, np.asarray(fill).astype(a._data.dtype), a._data)
         except ValueError:
             raise broadcast_error(a.shape, mask.shape) from None
-        ctx.mask, ctx.unmasked, ctx.input_shape = mask, Tensor._wrap(~mask._data), a.shape
+        ctx.input_shape = a.shape
+        ctx.save_for_backward(mask)
         return Tensor._wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
         need_a, _, need_value = ctx.needs_input_grad
-        grad_a = sum_to(grad.masked_fill(ctx.mask, 0), ctx.input_shape) if need_a else None
-        grad_value = grad.masked_fill(ctx.unmasked, 0).sum() if need_value else None
+        mask, = ctx.saved_tensors
+        grad_a = sum_to(grad.masked_fill(mask, 0), ctx.input_shape) if need_a else None
+        grad_value = grad.masked_fill(Tensor._wrap(~mask._data), 0).sum() if need_value else None
         return grad_a, None, grad_value
 
 

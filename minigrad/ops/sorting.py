@@ -37,20 +37,21 @@ class _Picked(Function):
 
     @staticmethod
     def forward(ctx, a, dim, order):
-        ctx.input_shape = a.shape
+        ctx.dim, ctx.input_shape = dim, a.shape
         if a.ndim == 0:
-            ctx.key = ()
             values, indices = a._data.copy(), np.zeros((), dtype=np.int64)
         else:
-            ctx.key = full_index(order, dim)
-            values, indices = a._data[ctx.key], order.astype(np.int64)
+            values, indices = a._data[full_index(order, dim)], order.astype(np.int64)
         indices = Tensor._wrap(indices)
         ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)  # as PyTorch: freed after backward, so a second one fails
         return Tensor._wrap(values), indices
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        return IndexAdd.apply(grad, ctx.key, ctx.input_shape), None, None
+        indices, = ctx.saved_tensors
+        key = full_index(indices._data, ctx.dim) if ctx.input_shape else ()
+        return IndexAdd.apply(grad, key, ctx.input_shape), None, None
 
 
 class Sort(_Picked):
