@@ -223,3 +223,18 @@ def test_a_deleted_helper_still_in_the_kernel_is_noted(grader, tmp_path, stage_k
     theirs = graded(grader, saved, path)
     assert mine["final"][0] == get_stage(stage_key).points > theirs["points"]
     assert NOTE in mine["final"][1] and "by no cell of the saved notebook" in mine["final"][1], mine["final"][1]
+
+
+@pytest.mark.slow
+def test_the_grader_flags_borrowed_definitions_with_part_and_name(grader, tmp_path):
+    from tests.mutants.s05_custom_functions import MUTANTS
+
+    (mutant,) = [m for m in MUTANTS if m.name == "borrows_minigrads_functions_dynamically"]
+    nb = base_notebook("05_custom_functions")
+    nb["cells"][_index(nb, "exp_sigmoid")]["source"] = mutant.cells["exp_sigmoid"]
+    result = graded(grader, nb, tmp_path / "05_custom_functions.ipynb")["result"]
+    borrowed = [(f["part"], f["detail"]) for f in result["flags"] if f["kind"] == "borrowed"]
+    assert [part for part, _ in borrowed] == ["exp_sigmoid", "exp_sigmoid"], result["flags"]
+    assert "`Exp`" in borrowed[0][1] and "`Sigmoid`" in borrowed[1][1]
+    assert not [f for f in graded(grader, base_notebook("05_custom_functions"), tmp_path / "05_custom_functions.ipynb")
+                ["result"]["flags"] if f["kind"] == "borrowed"]
