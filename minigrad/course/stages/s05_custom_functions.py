@@ -74,6 +74,9 @@ def probe_exp_sigmoid(ns: dict, rng: np.random.Generator) -> dict:
     return result
 
 
+G = " (g: the gradient backward receives, grad_output)"
+
+
 def judge_exp_sigmoid(mine: dict, ref: dict) -> Verdict:
     for name, formula in (("Exp", "g · eˣ (g: the gradient backward receives, grad_output; eˣ: the output y)"),
                           ("Sigmoid", "g · s · (1 − s) (g: the gradient backward receives, grad_output; "
@@ -89,14 +92,15 @@ def judge_exp_sigmoid(mine: dict, ref: dict) -> Verdict:
         if close(m["grad"], r["grad"]):
             continue
         if name == "Sigmoid" and close(m["grad"], g * x * (1 - x)):
-            return Verdict(False, f"Sigmoid's gradient is g · x · (1 − x) = {fmt(m['grad'])}, expected {fmt(r['grad'])}: "
+            return Verdict(False, f"Sigmoid's gradient is g · x · (1 − x) = {fmt(m['grad'])}{G}, expected "
+                                  f"{fmt(r['grad'])}: "
                                   "you used the input x where the output s = sigmoid(x) was needed. Save the output "
                                   "in forward (ctx.save_for_backward(s)) and use s · (1 − s)")
         if name == "Sigmoid" and close(m["grad"], g * y):
-            return Verdict(False, "Sigmoid's gradient is g · s: the derivative of sigmoid is s · (1 − s), "
-                                  "you left out the (1 − s)")
+            return Verdict(False, f"Sigmoid's gradient is g · s{G}, with s = sigmoid(x) the saved output: the "
+                                  "derivative of sigmoid is s · (1 − s), you left out the (1 − s)")
         if name == "Exp" and close(m["grad"], g * np.exp(y)):
-            return Verdict(False, f"Exp's gradient is g · exp(eˣ) = {fmt(m['grad'])}, expected g · eˣ = "
+            return Verdict(False, f"Exp's gradient is g · exp(eˣ) = {fmt(m['grad'])}{G}, expected g · eˣ = "
                                   f"{fmt(r['grad'])}: you saved the output eˣ and exponentiated it again. The saved "
                                   "output already is the derivative: return grad_output * y")
         return Verdict(False, f"{name}'s gradient at x = {fmt(r['x'])} is {fmt(m['grad'])}, expected {formula} = "

@@ -128,13 +128,15 @@ def judge_inplace_backward(mine: dict, ref: dict) -> Verdict:
     if close(got, ref["grad"]):
         return Verdict(True)
     if close(got, g * np.exp(np.exp(a))):
-        return Verdict(False, f"the gradient is g · exp(e^a) = {fmt(got)}, expected g · e^a = {fmt(ref['grad'])}: your "
+        return Verdict(False, f"the gradient is g · exp(e^a) = {fmt(got)}, expected g · e^a = {fmt(ref['grad'])} (g: "
+                              "the gradient flowing into ExpInplace's output): your "
                               "backward took exp of the saved tensor, but forward overwrote that tensor with e^x. "
                               "After an in-place op the saved tensor holds the output, which here already is the "
                               "derivative")
     if close(got, g):
         return Verdict(False, "the gradient passed through unchanged: multiply by the derivative of exp")
-    return Verdict(False, f"the gradient for a is {fmt(got)}, expected g · e^a = {fmt(ref['grad'])}")
+    return Verdict(False, f"the gradient for a is {fmt(got)}, expected g · e^a = {fmt(ref['grad'])} (g: the gradient "
+                          "flowing into ExpInplace's output)")
 
 
 def probe_inplace_guards(ns: dict, rng: np.random.Generator) -> dict:
