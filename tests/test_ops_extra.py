@@ -965,3 +965,31 @@ def backward_twice(lib, fn, arrays):
 def test_second_backward_matches_torch(name):
     fn, arrays = make_inputs(name)
     assert backward_twice(minigrad, fn, arrays) == backward_twice(torch, fn, arrays)
+
+
+# -- changing an input or an output in place before backward: PyTorch fails exactly when it was saved ----
+def change_then_backward(lib, fn, arrays, change):
+    leaves = [lib.tensor(np.array(a, dtype=np.float64), requires_grad=True) for a in arrays]
+    inputs = [x * 1 for x in leaves]  # non-leaves, so they may be changed in place
+    outs = [o for o in outputs(fn(lib, *inputs)) if o.requires_grad]
+    try:
+        if change == "input":
+            inputs[0].add_(1)
+        else:
+            outs[0].mul_(1)
+        sum(o.sum() for o in outs).backward()
+    except RuntimeError as e:
+        return type(e).__name__
+    return "runs"
+
+
+# dtype= converts the input before the op, so the op saves the converted copy, not the input itself
+CONVERTS_FIRST = {"prod_dtype", "cumsum_dtype"}
+
+
+@needs_torch
+@pytest.mark.parametrize("change", ["input", "output"])
+@pytest.mark.parametrize("name", [n for n in CASES if n not in TORCH_FAILS | CONVERTS_FIRST and not n.endswith("_")])
+def test_inplace_change_before_backward_matches_torch(name, change):
+    fn, arrays = make_inputs(name)
+    assert change_then_backward(minigrad, fn, arrays, change) == change_then_backward(torch, fn, arrays, change)

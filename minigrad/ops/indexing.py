@@ -71,12 +71,12 @@ class Gather(Function):
         _check_gather_shapes("gather", a, d, idx)
         _check_bounds(idx, a.shape[d] if a.ndim else 1, d)
         ctx.dim, ctx.input_shape = d, a.shape
-        ctx.save_for_backward(index)
+        ctx.save_for_backward(index, a)  # a only for PyTorch's version check: it saves self too
         return Tensor._wrap(a._data[full_index(idx, d)] if a.ndim else a._data.copy())
 
     @staticmethod
     def backward(ctx, grad):
-        index, = ctx.saved_tensors
+        index, _ = ctx.saved_tensors
         key = full_index(index._data, ctx.dim) if ctx.input_shape else ()
         return IndexAdd.apply(grad, key, ctx.input_shape), None, None
 
