@@ -462,13 +462,18 @@ class Tensor:
         dtype) or keywords. The device can only be the CPU (see ``minigrad.device``). Returns
         ``self`` when nothing changes, unless ``copy=True``.
         """
+        flags = []  # to(dtype, non_blocking, copy) positionally
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
             elif isinstance(arg, (str, _device_type)):
                 device = arg
+            elif isinstance(arg, bool):
+                flags.append(arg)
             else:
                 dtype = arg
+        if len(flags) == 2:
+            copy = flags[1]
         _resolve_device(device)
         target = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
         if target == self._data.dtype and not copy:

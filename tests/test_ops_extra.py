@@ -638,6 +638,7 @@ def test_type_names_and_conversions():
     assert x.to(minigrad.tensor([1])).dtype == minigrad.int64
     assert x.to(minigrad.device("cpu"), minigrad.float64).dtype == minigrad.float64
     assert x.to(device="cpu", dtype=minigrad.float64, non_blocking=True).dtype == minigrad.float64
+    assert x.to(minigrad.float32, False, True) is not x and x.to(minigrad.float32, False, False) is x
 
 
 @needs_torch
