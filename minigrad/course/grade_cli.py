@@ -83,10 +83,11 @@ def limits_from(args: argparse.Namespace):
 def _grade_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="minigrad-grade",
-        description="Grade minigrad worksheets in a sandbox. Also: `minigrad-grade gradescope OUT.zip` "
-                    "builds a Gradescope autograder.",
-        epilog="Exit codes: 0 all graded, 1 some submissions could not be graded, 2 usage error, "
-               "130 interrupted (rerun the same command to resume).",
+        description="Grade minigrad worksheets in a sandbox, into the class gradebook. Also: "
+                    "`minigrad-grade merge SHARD_OUT... --out DIR` combines gradebooks, "
+                    "`minigrad-grade gradescope OUT.zip` builds a Gradescope autograder.",
+        epilog="Exit codes: 0 all graded, 1 some submissions could not be graded, 2 usage error or no "
+               "isolation (see the message), 130 interrupted (rerun the same command to resume).",
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a notebook, or a folder of submissions")
     parser.add_argument("-j", "--jobs", type=int, default=_cores(), metavar="N",
