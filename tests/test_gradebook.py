@@ -200,3 +200,22 @@ def test_shards_in_parallel_then_merge_give_the_gradebook_of_one_run(tmp_path):
         verdicts[folder] = {r["learner"]: {k: [c["status"] for c in s["results"]] for k, s in r["stages"].items()}
                             for r in Gradebook(tmp_path / folder).learners()}
     assert verdicts["merged"] == verdicts["one"]
+
+
+def test_the_guides_cluster_job_files_are_well_formed(tmp_path):
+    """GRADING.md's Slurm array job parses as bash and passes each task its own shard; its
+    Kubernetes Indexed Job parses as YAML and does the same from the completion index."""
+    text = (ROOT / "minigrad" / "course" / "GRADING.md").read_text(encoding="utf-8")
+    blocks = text.split("```")
+    slurm = next(b for b in blocks if b.startswith("bash\n#!/bin/bash") and "#SBATCH --array" in b)[len("bash\n"):]
+    (tmp_path / "grade.sbatch").write_text(slurm)
+    subprocess.run(["bash", "-n", str(tmp_path / "grade.sbatch")], check=True)
+    assert '--shard "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT"' in slurm
+    assert 'shard-$SLURM_ARRAY_TASK_ID"' in slurm
+    yaml = pytest.importorskip("yaml")
+    job = yaml.safe_load(next(b for b in blocks if b.startswith("yaml\n"))[len("yaml\n"):])
+    spec = job["spec"]
+    assert job["kind"] == "Job" and spec["completionMode"] == "Indexed" and spec["completions"] == 8
+    (container,) = spec["template"]["spec"]["containers"]
+    script = " ".join(container["args"])
+    assert "--shard $((JOB_COMPLETION_INDEX + 1))/8" in script and "minigrad-grade submissions/" in script
