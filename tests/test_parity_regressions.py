@@ -1004,3 +1004,30 @@ def test_iterating_gives_unbind_views():
         rows[0].mul_(2)
         return names, b
     same(prog)
+
+
+def test_tensor_hooks_see_none_where_no_gradient_arrives():
+    """Found by the differential tester (F-14): PyTorch visits every node of the graph, and calls the
+    hooks of outputs that got no gradient with None."""
+    def prog(lib):
+        log = []
+
+        class Stop(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return None
+
+        x = lib.ones(2, requires_grad=True)
+        x.register_hook(lambda g: log.append(("leaf", g)))
+        h = x * 1
+        h.register_hook(lambda g: log.append(("h", g)))
+        Stop.apply(h).sum().backward()
+        a, b = (x * 1).unbind(0)
+        b.register_hook(lambda g: log.append(("unused unbind output", g)))
+        (a * 3).backward()
+        return log, x.grad
+    same(prog)

@@ -143,9 +143,8 @@ def run_backward(
     with set_grad_enabled(create_graph), _GraphTask(accumulates=not capture):
         for node in order:
             grads = buffers.pop(node, None)
-            if grads is None:
-                if not node._runs_without_grad:
-                    continue  # no gradient reached this node
+            reached = grads is not None
+            if not reached:  # as in PyTorch, still visited: its tensor hooks get None
                 grads = [None] * node._num_outputs
             grads = node._call_pre_hooks(grads)
             if capture:
@@ -153,6 +152,8 @@ def run_backward(
                     captured[(node, output_nr)] = g
                 if node not in wanted:
                     continue
+            if not reached and not node._runs_without_grad and all(g is None for g in grads):
+                continue  # no gradient in, none out (custom Functions still run: _runs_without_grad)
             if node._node_hooks is None and not anomaly:
                 input_grads = node._run_backward(grads)
             else:

@@ -85,13 +85,12 @@ class Node:
         return f"<{self.name()} object at {id(self):#x}>"
 
     def _call_pre_hooks(self, grads: list) -> list:
-        """Run the hooks of the tensors this node produced, on their full gradients."""
+        """Run the hooks of the tensors this node produced, on their full gradients
+        (None for an output no gradient reached: PyTorch calls the hooks then too)."""
         if self._pre_hooks is None and self._retains_grad is None:
             return grads
         for output_nr, hooks in (self._pre_hooks or {}).items():
             for hook in hooks.values():
-                if grads[output_nr] is None:
-                    break
                 replacement = hook(grads[output_nr])
                 if replacement is not None:
                     grads[output_nr] = replacement
