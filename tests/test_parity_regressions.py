@@ -1031,3 +1031,15 @@ def test_tensor_hooks_see_none_where_no_gradient_arrives():
         (a * 3).backward()
         return log, x.grad
     same(prog)
+
+
+@pytest.mark.parametrize("seed_dtype", ["float64", "int64", "float32"])
+def test_grad_outputs_take_the_outputs_dtype(seed_dtype):
+    """Found by the differential tester: a float64 seed for a float32 output gave a float64 gradient."""
+    def prog(lib):
+        x = lib.tensor(1.5, requires_grad=True)
+        seed = lib.tensor(2, dtype=getattr(lib, seed_dtype))
+        g1, = lib.autograd.grad(x, [x], seed)
+        g2, = lib.autograd.grad(x * 2, [x], seed)
+        return g1, g2, str(g1.dtype).split(".")[-1], str(g2.dtype).split(".")[-1]
+    same(prog)

@@ -43,6 +43,8 @@ def _seed(outputs: tuple, grad_outputs) -> tuple[list, list]:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of {out.shape}."
             )
+        elif g._data.dtype != out._data.dtype:
+            g = g.to(out.dtype)  # as PyTorch's engine: a gradient takes the dtype of what it is the gradient of
         edges.append(out._edge())
         grads.append(g)
     return edges, grads
