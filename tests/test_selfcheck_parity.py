@@ -236,5 +236,9 @@ def test_the_grader_flags_borrowed_definitions_with_part_and_name(grader, tmp_pa
     borrowed = [(f["part"], f["detail"]) for f in result["flags"] if f["kind"] == "borrowed"]
     assert [part for part, _ in borrowed] == ["exp_sigmoid", "exp_sigmoid"], result["flags"]
     assert "`Exp`" in borrowed[0][1] and "`Sigmoid`" in borrowed[1][1]
+    mine = self_check(nb, tmp_path / "05_custom_functions.ipynb")
+    part_score, text = mine["parts"]["exp_sigmoid"]
+    assert "`Exp`, `Sigmoid` (part exp_sigmoid) was not defined by your cells" in text, text
+    assert mine["final"][0] == result["points"]
     assert not [f for f in graded(grader, base_notebook("05_custom_functions"), tmp_path / "05_custom_functions.ipynb")
                 ["result"]["flags"] if f["kind"] == "borrowed"]
