@@ -1061,13 +1061,35 @@ def _rebuild_tensor(cls: type, array: np.ndarray, requires_grad: bool) -> Tensor
 
 
 def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> bool:
-    """PyTorch's overlap check for an in-place write: the memory ranges meet, and (for most
-    ops) ``read`` is not exactly the written tensor (``x.add_(x)`` is fine)."""
+    """PyTorch's overlap check for an in-place write (``get_overlap_status``).
+
+    Only dense operands are compared (PyTorch gives up on the others, and so
+    do we); they overlap when their byte ranges meet. Exactly the same
+    elements (``x.add_(x)``, ``x[:] = x``) is fine for most ops, not for
+    advanced setitem (``exact_is_fine=False``).
+    """
     if not written.size or not read.size or not np.may_share_memory(written, read):
         return False
-    exact = (written.__array_interface__["data"][0] == read.__array_interface__["data"][0]
-             and written.strides == read.strides and written.shape == read.shape)
+    if not (_dense(written) and _dense(read)):
+        return False
+    start = written.__array_interface__["data"][0], read.__array_interface__["data"][0]
+    exact = start[0] == start[1] and written.nbytes == read.nbytes and _strides(written) == _strides(read)
     return not (exact and exact_is_fine)
+
+
+def _strides(a: np.ndarray) -> tuple:
+    return tuple(st for n, st in zip(a.shape, a.strides) if n != 1)
+
+
+def _dense(a: np.ndarray) -> bool:
+    """Whether the elements of ``a`` fill a block of memory without gaps or repeats, in some order."""
+    dims = sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1)
+    expected = a.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
 
 
 def _operand(x):
