@@ -1014,6 +1014,14 @@ class Tensor:
 
     def equal(self, other: "Tensor") -> bool:
         return _compare.equal(self, other)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """``np.asarray(t)`` (and matplotlib's ``imshow(t)``): ``t.numpy()``, cast to ``dtype`` if given.
+
+        Like ``numpy()``, it refuses a tensor that requires grad (PyTorch's rule): detach it first.
+        """
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
     # == end of the issue 10 block ==================================================================
 
 

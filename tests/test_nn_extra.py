@@ -805,3 +805,15 @@ def test_legacy_size_average_and_reduce_warn_and_map_to_reduction():
         assert F.l1_loss(a, b, size_average=False).item() == 4.0
         assert F.l1_loss(a, b, reduce=False).tolist() == [1.0, 3.0]
     assert len(caught) == 2 and "reduction='sum'" in str(caught[0].message)
+
+
+@needs_torch
+def test_numpy_asarray_of_a_tensor_as_in_torch():
+    """matplotlib's imshow(tensor) in the data tutorial goes through np.asarray (Tensor.__array__)."""
+    t = minigrad.tensor([[1.0, 2.0]])
+    assert np.asarray(t).dtype == np.asarray(torch.tensor([[1.0, 2.0]])).dtype == np.float32
+    assert np.asarray(t, dtype=np.float64).tolist() == [[1.0, 2.0]]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(minigrad.ones(2, requires_grad=True))
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(torch.ones(2, requires_grad=True))

@@ -412,8 +412,6 @@ DATA = """
 
 def test_data(stand_ins, tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    if not hasattr(minigrad.Tensor, "__array__"):  # plt.imshow(tensor) needs np.asarray(tensor)
-        pytest.skip("waits for Tensor.__array__ (requested in /tmp/team/requests.md)")
     run(DATA, tmp_path)
     out = capsys.readouterr().out
     assert "Feature batch shape: minigrad.Size([64, 1, 28, 28])" in out
