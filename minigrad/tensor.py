@@ -785,6 +785,8 @@ class Tensor:
         """``self[key] = value``: for basic keys a copy into the view ``self[key]``, as in PyTorch."""
         index = _shape.normalize_index(key)
         if _shape.is_basic(index):
+            if isinstance(value, Tensor) and value.ndim == 0:
+                value = value.clone()  # PyTorch fills with a 0-d value, read first: it may alias the target
             self[key].copy_(value)
         else:
             self._inplace(_shape.IndexPut, index, _operand(value))
@@ -1081,12 +1083,8 @@ def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> boo
     if not (_dense(written) and _dense(read)):
         return False
     start = written.__array_interface__["data"][0], read.__array_interface__["data"][0]
-    exact = start[0] == start[1] and written.nbytes == read.nbytes and _strides(written) == _strides(read)
+    exact = start[0] == start[1] and written.shape == read.shape and written.strides == read.strides
     return not (exact and exact_is_fine)
-
-
-def _strides(a: np.ndarray) -> tuple:
-    return tuple(st for n, st in zip(a.shape, a.strides) if n != 1)
 
 
 def _dense(a: np.ndarray) -> bool:

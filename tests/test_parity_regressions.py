@@ -1047,7 +1047,7 @@ def test_grad_outputs_take_the_outputs_dtype(seed_dtype):
 
 @pytest.mark.parametrize("write", [
     "v = x[0][None]; v[None] = x[0]", "x[:2].copy_(x[0])", "m[:, 1].copy_(m[:, 0])", "m.t().copy_(m)",
-    "m[0].copy_(m.t()[0])", "m[:, :1] = m[:, 1:2]",
+    "m[0].copy_(m.t()[0])", "m[:, :1] = m[:, 1:2]", "y = x[:1]; y[None] = y", "y = x[:1]; y[None] = y[0]",
 ])
 def test_overlap_check_only_for_dense_operands(write):
     """Found by the differential tester: PyTorch skips its overlap check when an operand is not dense."""
