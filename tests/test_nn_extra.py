@@ -594,6 +594,7 @@ _OPTIMIZERS = [
     ("RMSprop", dict(lr=0.05, momentum=0.5, centered=True, weight_decay=0.01)),
     ("RMSprop", dict(lr=0.05, centered=True, maximize=True)),
     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("SGD", dict(lr=0.1, momentum=0.5, dampening=0.1, maximize=True)),
 ]
 
 

@@ -30,7 +30,11 @@ class SGD(Optimizer):
         dampening: float = 0,
         weight_decay: float = 0,
         nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
+        """``maximize=True`` climbs the gradient; ``foreach`` is accepted for PyTorch's signature and ignored."""
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -39,11 +43,14 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize, foreach=foreach)
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: np.ndarray, group: dict, state: dict) -> None:
         weight_decay, momentum = group["weight_decay"], group["momentum"]
+        if group["maximize"]:
+            grad = -grad
         if weight_decay != 0:
             grad = grad + weight_decay * p._data  # a new array: p.grad itself is left alone
         if momentum != 0:
