@@ -269,6 +269,12 @@ def test_batch_of_generated_submissions_with_two_jobs(tmp_path):
             gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if gid in mutant.cells:
                 cell["source"] = mutant.cells[gid]
+        cells = nb["cells"]  # a mutant's added cells go above the first of its own (as in test_mutants.py)
+        first = next(i for i, c in enumerate(cells) if c["metadata"].get("nbgrader", {}).get("solution")
+                     and (not mutant.cells or c["metadata"]["nbgrader"]["grade_id"] in mutant.cells))
+        for k, source in enumerate(mutant.added):
+            cells.insert(first + k, {"cell_type": "code", "id": f"added-{k}", "metadata": {}, "outputs": [],
+                                     "execution_count": None, "source": source})
         name = f"mutant_{key}_{mutant.name}"
         (subs / name).mkdir(parents=True)
         write_json(subs / name / f"{key}.ipynb", nb)
