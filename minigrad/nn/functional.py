@@ -11,8 +11,7 @@ kernel), ``softplus`` (overflow-free), and ``nll_loss``, ``mse_loss``,
 ``binary_cross_entropy_with_logits``: one node each, reduction included, named
 as in PyTorch.
 
-What minigrad leaves out, compared with ``torch.nn.functional``:
-``label_smoothing`` with class-index targets; dilation, groups and string
+What minigrad leaves out, compared with ``torch.nn.functional``: dilation, groups and string
 padding in conv2d; ``ceil_mode`` and ``dilation`` in max_pool2d;
 ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` in embedding; the
 ``inplace=True`` forms of the activations; inputs without a batch dimension
@@ -584,8 +583,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     ``target`` is either class indices (int64 in [0, C), shape (N,)) or, as in
     PyTorch, class probabilities (a float tensor of the input's shape). Equal
     to ``nll_loss(log_softmax(input, 1), target, ...)``; the common case
-    (2-D scores, class indices, no weight or ignored targets) is one fused node.
-    ``label_smoothing`` works with class probabilities only in minigrad.
+    (2-D scores, class indices, no weight, smoothing or ignored targets) is one fused node.
+    ``label_smoothing`` mixes in the uniform distribution over the C classes, as in PyTorch.
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_tensors("cross_entropy", input, target)
@@ -605,17 +604,41 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
             products = products * weight
         losses = -products.sum(1)
         return _reduce(losses, reduction)
-    if label_smoothing:
-        raise NotImplementedError(
-            "minigrad's cross_entropy supports label_smoothing only with class-probability targets: "
-            "pass one_hot(target, C).float() as the target"
-        )
-    if weight is None and input.ndim == 2 and _check_class_targets(input, target, "cross_entropy", ignore_index):
+    if not label_smoothing and weight is None and input.ndim == 2 and _check_class_targets(
+            input, target, "cross_entropy", ignore_index):
         return CrossEntropy.apply(input, target, reduction)
     if input.ndim < 1:
         raise RuntimeError(f"cross_entropy expects class scores of shape (C,), (N, C) or (N, C, d1, ...), "
                            f"but got shape {list(input.shape)}")
-    return nll_loss(input.log_softmax(0 if input.ndim == 1 else 1), target, weight, None, ignore_index, None, reduction)
+    class_dim = 0 if input.ndim == 1 else 1
+    log_probs = input.log_softmax(class_dim)
+    nll = nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
+    if not label_smoothing:
+        return nll
+    return (1 - label_smoothing) * nll + _smoothing_term(log_probs, target, weight, ignore_index, reduction,
+                                                         class_dim) * (label_smoothing / input.shape[class_dim])
+
+
+def _smoothing_term(log_probs: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str,
+                    class_dim: int) -> Tensor:
+    """PyTorch's label-smoothing part for class-index targets: -sum over classes of (weighted) log-probabilities.
+
+    Ignored targets add 0; "mean" divides by the weights of the counted targets, as ``nll_loss`` does.
+    """
+    if weight is not None:
+        shape = [1] * log_probs.ndim
+        shape[class_dim] = weight.shape[0]
+        log_probs = log_probs * weight.reshape(shape)
+    counted = target._data != ignore_index
+    smooth = -log_probs.sum(class_dim) * Tensor._wrap(counted.astype(log_probs._data.dtype))
+    if reduction == "none":
+        return smooth
+    if reduction == "sum":
+        return smooth.sum()
+    kept = target._data[counted]
+    total = float(weight._data[kept].sum()) if weight is not None else float(counted.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return smooth.sum() / Tensor._wrap(np.asarray(total, dtype=log_probs._data.dtype))
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
