@@ -165,6 +165,8 @@ class _Builder:
         self.slots: list[Slot | None] = []
         self.steps: list[tuple] = []
         self.multi_view_storages: set[int] = set()  # memory that chunk/split/unbind outputs view
+        self.hooked_leaves: set[int] = set()
+        self.constant_grad_ops = False  # relu/abs: torch's second-order graph keeps them differentiable
 
     def pick(self, predicate=lambda s: True) -> int | None:
         candidates = [i for i, s in enumerate(self.slots) if s is not None and predicate(s)]
@@ -190,6 +192,7 @@ class _Builder:
         if i is None:
             return
         op = _choice(self.draw, UNARY_OPS)
+        self.constant_grad_ops |= op in ("relu", "abs")
         s = self.slots[i]
         self.add(("unary", op, i), Slot(s.shape, s.requires_grad, leaf=not s.requires_grad))
 
@@ -463,6 +466,8 @@ class _Builder:
         if i is None:
             return
         scale = _choice(self.draw, [None, 2.0, -1.0])
+        if self.slots[i].leaf:
+            self.hooked_leaves.add(i)
         self.steps.append(("hook", i, scale))
 
     def node_hook(self) -> None:
@@ -490,6 +495,8 @@ class _Builder:
             return
         seed = self.draw(_ints(0, 2**16))
         create_graph = self.draw(_ints(0, 3)) == 0
+        if self.constant_grad_ops and "relu/abs gradient under create_graph" in OPEN_DIFFERENCES:
+            create_graph = False
         retain_graph = _choice(self.draw, [None, True, True, False])
         inputs = self._grad_inputs(0) if self.draw(_ints(0, 3)) == 0 else None
         if inputs and "backward(inputs=...)" in OPEN_DIFFERENCES:
@@ -501,8 +508,12 @@ class _Builder:
         if i is None:
             return
         inputs = self._grad_inputs(1)
+        if "hooks of leaves autograd.grad does not ask for" in OPEN_DIFFERENCES:
+            inputs += [j for j in sorted(self.hooked_leaves) if j not in inputs]
         seed = self.draw(_ints(0, 2**16))
         create_graph = _bool(self.draw)
+        if self.constant_grad_ops and "relu/abs gradient under create_graph" in OPEN_DIFFERENCES:
+            create_graph = False
         retain_graph = _choice(self.draw, [None, True, True, False])
         allow_unused = self.draw(_ints(0, 3)) != 0
         step = ("grad", i, inputs, seed, retain_graph, create_graph, allow_unused)
