@@ -23,8 +23,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tests.differential.known import OPEN_DIFFERENCES
-
 Step = tuple
 Program = Sequence[Step]
 
@@ -45,12 +43,9 @@ def leaf_values(shape: tuple, seed: int, kind: str) -> np.ndarray:
     return rng.standard_normal(shape)
 
 
-def weights(shape: tuple, seed: int, like) -> np.ndarray:
-    """The gradient a backward step starts from: float64 (torch casts it to the output's dtype)."""
-    w = np.random.default_rng(seed + 7919).standard_normal(shape)
-    if "float64 gradient for a float32 output" in OPEN_DIFFERENCES:
-        w = w.astype(_array(like).dtype)
-    return w
+def weights(shape: tuple, seed: int) -> np.ndarray:
+    """The gradient a backward step starts from: float64 even for a float32 output (torch casts it)."""
+    return np.random.default_rng(seed + 7919).standard_normal(shape)
 
 
 def mask(shape: tuple, seed: int) -> np.ndarray:
@@ -425,14 +420,14 @@ def _execute(lib, step: Step, env: list, i: int) -> None:
     elif kind == "backward":
         _, slot, seed, retain_graph, create_graph, inputs = step
         t = env[slot]
-        gradient = None if (t.dim() == 0 and seed % 2) else lib.tensor(weights(tuple(t.shape), seed, t))
+        gradient = None if (t.dim() == 0 and seed % 2) else lib.tensor(weights(tuple(t.shape), seed))
         t.backward(gradient, retain_graph=retain_graph, create_graph=create_graph,
                    inputs=None if inputs is None else [env[j] for j in inputs])
     elif kind == "grad":
         _, slot, inputs, seed, retain_graph, create_graph, allow_unused = step
         t = env[slot]
         env.extend(lib.autograd.grad(
-            t, [env[j] for j in inputs], lib.tensor(weights(tuple(t.shape), seed, t)),
+            t, [env[j] for j in inputs], lib.tensor(weights(tuple(t.shape), seed)),
             retain_graph=retain_graph, create_graph=create_graph, allow_unused=allow_unused,
         ))
     elif kind == "func":
