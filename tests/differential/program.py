@@ -55,6 +55,7 @@ class Slot:
     is_float: bool = True
     storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
     node_has_nondiff_output: bool = False  # made by a node with a non-differentiable output (max(dim) values)
+    expanded: bool = False  # an expand() view, or a view of one
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -379,7 +380,7 @@ class _Builder:
             args, new = (), (int(np.prod(shape)),) if nd else (1,)
         view = Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                     of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), is_float=s.is_float,
-                    storage=s.storage)
+                    storage=s.storage, expanded=s.expanded or op == "expand")
         self.add(("view", op, i, args), view)
 
     def index(self) -> None:
@@ -420,6 +421,8 @@ class _Builder:
         if s.storage in self.multi_view_storages and "in-place near views from unbind/split/chunk" in OPEN_DIFFERENCES:
             return
         op = _choice(self.draw, sorted(INPLACE))
+        if s.expanded and "writing into an expand() under no_grad" in OPEN_DIFFERENCES:
+            return
         if op in ("zero_", "clamp_"):
             operand, scalar = None, None
         elif op == "fill_":
@@ -440,6 +443,8 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
+        if s.expanded and "writing into an expand() under no_grad" in OPEN_DIFFERENCES:
+            return
         key = self.draw(basic_key(s.shape, unique_lists=True))
         target = key_shape(s.shape, key)
         if target is None:
