@@ -16,4 +16,5 @@ OPEN_DIFFERENCES: dict[str, str] = {
     "hooks of leaves autograd.grad does not ask for": "test_grad_does_not_call_hooks_of_other_leaves",
     "relu/abs gradient under create_graph": "test_relu_gradient_under_create_graph_requires_grad",
     "writing into an expand() under no_grad": "test_zero_of_an_expanded_tensor_under_no_grad",
+    "cat/stack/matmul of mixed dtypes": "test_stack_promotes_a_float32_and_a_float64_0d_tensor",
 }

@@ -205,6 +205,8 @@ class _Builder:
         sa = self.slots[a]
         if op == "matmul":
             b = self.pick(lambda s: s.is_float and _matmul_shape(sa.shape, s.shape) is not None)
+            if "cat/stack/matmul of mixed dtypes" in OPEN_DIFFERENCES:
+                b = a if _matmul_shape(sa.shape, sa.shape) is not None else None
             if b is not None:
                 sb = self.slots[b]
                 rg = sa.requires_grad or sb.requires_grad
@@ -313,6 +315,8 @@ class _Builder:
             return
         sa = self.slots[a]
         b = self.pick(lambda s: s.is_float and s.shape == sa.shape)
+        if "cat/stack/matmul of mixed dtypes" in OPEN_DIFFERENCES:
+            b = a  # the generator does not track dtypes: the same tensor twice has one dtype
         op = _choice(self.draw, JOINS)
         nd = len(sa.shape)
         if op == "cat":
