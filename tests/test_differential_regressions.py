@@ -114,3 +114,122 @@ def test_setitem_from_an_overlapping_tensor_raises():
 
 def test_backward_inputs_accumulate_in_place():
     check([leaf((3,)), ("backward", 0, 1, True, False, None), ("take_grad", 0), ("backward", 0, 2, True, False, [0])])
+
+
+def test_logsumexp_of_a_0d_tensor():
+    check([leaf((), False), ("reduce", "logsumexp", 0, -1, False)])
+
+
+def test_hook_of_an_input_a_custom_backward_gave_none():
+    check([leaf((2,)), leaf((2,), seed=1), ("hook", 1, None), ("func", "NoneGrad", (0, 1), ()),
+           ("backward", 2, 0, None, False, None)])
+
+
+def test_masked_fill_cannot_backward_twice():
+    check([leaf((2,)), ("shape_op", "masked_fill", 0, (1, 3.0)), ("backward", 1, 0, None, False, None),
+           ("backward", 1, 1, None, False, None)])
+
+
+def test_float64_gradient_for_a_float32_output_is_cast():
+    check([leaf((3,), True, 0, "float32"), ("unary", "scale", 0), ("binary", "matmul", 1, 0),
+           ("grad", 2, [0], 256, False, False, True)])
+
+
+# -- Still open when this file was last updated: strict xfails. A fix makes its test XPASS, which fails:
+# -- then delete the mark here and the test's entry in tests/differential/known.py (if it has one).
+
+
+@pytest.mark.xfail(strict=True, reason="open (C, F-3): a node post-hook gets a None for every non-tensor argument")
+def test_post_hook_gets_one_grad_per_tensor_input():
+    check([leaf((2,)), ("index", 0, (0,)), ("node_hook", 1, "post", None), ("backward", 1, 0, None, False, None)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A/C, F-6): autograd.grad returns the pre-hook gradient of an input whose node runs")
+def test_grad_of_an_input_whose_node_runs_sees_its_hooks():
+    check([leaf(), ("unary", "exp", 0), ("hook", 1, -1.0), ("grad", 1, [1, 0], 0, None, False, False)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (D, F-7): prod's create_graph gradient requires grad where torch's does not")
+def test_prod_of_one_element_gradient_does_not_require_grad():
+    check([leaf(), ("reduce", "prod", 0, None, False), ("grad", 1, [0], 0, None, True, False)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A, F-10): a custom Function's view output is not refused after in-place on its base")
+def test_custom_function_view_is_refused_after_in_place_on_its_base():
+    check([leaf((2,)), ("func", "Ident", (0,), ()), ("inplace", "mul_", 0, None, 0.5, True)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A/C, F-11): backward(inputs=[non-leaf]) does not run the input's own node")
+def test_backward_inputs_run_the_input_node():
+    check([leaf((2,), True, 1, "int"), ("reduce", "max", 0, None, False), ("setitem", 0, (1,), None, 0.5, True),
+           ("backward", 1, 0, None, False, [1])])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A/D, F-16): unbind siblings are not refused after an in-place change")
+def test_unbind_sibling_view_is_refused_after_in_place():
+    check([leaf((3, 2)), ("clone", 0), ("multi", "unbind", 1, (0,), 3), ("inplace", "mul_", 4, None, 2.0, True)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (C, F-3b): a node pre-hook gets a slot for a non-differentiable output")
+def test_pre_hook_of_max_gets_only_the_values_gradient():
+    check([leaf((3,)), ("reduce", "max", 0, -1, False), ("node_hook", 1, "pre", None), ("backward", 1, 0, None, False, None)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A, F-17): x[None] = x is refused as an overlap")
+def test_setitem_of_an_unsqueezed_alias_under_no_grad():
+    check([leaf((2,), False), ("setitem", 0, (None,), 0, None, True)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A, F-18): advanced-index setitem casts another dtype silently")
+def test_setitem_with_advanced_index_refuses_another_dtype():
+    check([leaf((3, 3), False, 0, "float32"), leaf((), False, 1), ("setitem", 0, (slice(None, 2), ("list", (0,))), 1, None, False)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A/C, F-20): autograd.grad calls hooks of leaves outside inputs (with None)")
+def test_grad_does_not_call_hooks_of_other_leaves():
+    check([leaf((2,)), leaf((2,), seed=1), ("hook", 0, -1.0), ("unary", "cos", 0), ("reduce", "norm", 2, None, False),
+           ("grad", 3, [1], 0, True, True, True)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (B, F-21): relu's create_graph gradient does not require grad")
+def test_relu_gradient_under_create_graph_requires_grad():
+    check([leaf((2,)), ("unary", "relu", 0), ("backward", 1, 0, None, True, None), ("take_grad", 0)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A, F-22): a view's hook is lost after in-place on its leaf under no_grad")
+def test_hook_on_a_view_survives_in_place_on_its_leaf_under_no_grad():
+    check([leaf((1,), True, 41448, "int"), ("view", "transpose", 0, (-1, -1)), ("backward", 1, 34394, True, False, None),
+           ("clone", 0), ("hook", 1, -1.0), ("hook", 0, None), ("setitem", 0, (-1, None), None, 2.0, True),
+           ("backward", 1, 54295, False, False, None)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A, F-4c): writing one element of an expand() is refused")
+def test_setitem_into_one_element_of_an_expand():
+    check([leaf((), True, 446), ("view", "expand", 0, ((2,),)), ("setitem", 1, (1,), None, 2.0, True)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A, F-4d): zero_ of an expand() is refused")
+def test_zero_of_an_expanded_tensor_under_no_grad():
+    check([leaf((1,), False), ("view", "expand", 0, ((2,),)), ("inplace", "zero_", 1, None, None, True)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A, F-22b): a view's old hook fires after in-place under no_grad")
+def test_hook_on_a_view_does_not_fire_after_in_place_on_the_view_under_no_grad():
+    check([leaf(()), ("index", 0, ()), ("hook", 1, -1.0), ("inplace", "mul_", 1, None, -1.5, True),
+           ("backward", 1, 0, True, False, None)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A, F-23): retain_grad of a view is lost after in-place on its base")
+def test_retain_grad_of_a_view_survives_in_place_on_its_base():
+    check([leaf((2,)), ("unary", "scale", 0), ("view", "unsqueeze", 1, (0,)), ("retain_grad", 2),
+           ("inplace", "fill_", 1, None, -1.5, False), ("backward", 2, 0, None, False, None)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (A/D, F-25): stack of a float32 and a float64 0-d tensor stays float32")
+def test_stack_promotes_a_float32_and_a_float64_0d_tensor():
+    check([leaf((), False, 0, "float32"), leaf((), False), ("join", "stack", (0, 1), 0)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (B, F-24): an empty float32 @ float64 matmul raises where torch returns")
+def test_empty_matmul_of_mixed_dtypes():
+    check([leaf((0, 3), False, 0, "float32"), leaf((1, 3, 1), False), ("binary", "matmul", 0, 1)])
