@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "ci",
-    max_examples=1000,
+    max_examples=3000,
     derandomize=True,
     deadline=None,
     database=None,
