@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+import minigrad
 from minigrad.data import (
     load_digits,
     make_circles,
@@ -232,6 +233,8 @@ def test_import_and_load_never_touch_the_network(monkeypatch):
     for name in ("socket", "create_connection", "getaddrinfo"):
         monkeypatch.setattr(socket, name, no_network)
     # re-import from scratch, so the import itself and an uncached load run under the patch
+    # (and afterwards put back the modules, and minigrad's attribute, that other tests hold)
+    monkeypatch.setattr(minigrad, "data", minigrad.data)
     for name in [m for m in sys.modules if m == "minigrad.data" or m.startswith("minigrad.data.")]:
         monkeypatch.delitem(sys.modules, name)
     data = importlib.import_module("minigrad.data")
