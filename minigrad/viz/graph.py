@@ -410,7 +410,7 @@ def draw_summary(nodes: Sequence[Node], edges: Sequence[tuple], why: str = "too 
     top = font * 5
     width, height = label_width + bar_width + 80, top + row * len(common) + 10
     most = common[0][1]
-    parts = [_svg_open(width, height, font).replace("monospace'", "monospace' class='minigrad-summary'"),
+    parts = [_svg_open(width, height, font),
              f"<text x='4' y='{font * 1.3:.0f}' font-size='{font + 2}'>{html.escape(summary_text(nodes, edges))}</text>",
              f"<text x='4' y='{font * 3:.0f}' fill='{MUTED}'>Too large to draw ({html.escape(why)}).</text>",
              f"<text x='4' y='{font * 4.3:.0f}' fill='{MUTED}'>The most common nodes:</text>"]
