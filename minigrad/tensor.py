@@ -287,7 +287,7 @@ class Tensor:
             raise RuntimeError(meta.reason() + " You can fix this by cloning it (.clone()) first.")
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                "a view of a leaf Tensor that requires grad is being used in an in-place operation. "
                 "Update the leaf inside `with minigrad.no_grad():`, or clone it first."
             )
         if meta.no_grad:
@@ -720,7 +720,7 @@ class Tensor:
                 self._sync_view()  # a view whose base changed since: its history first
             elif self._requires_grad and self.grad_fn is None:
                 raise RuntimeError(
-                    "a leaf Variable that requires grad is being used in an in-place operation. "
+                    "a leaf Tensor that requires grad is being used in an in-place operation. "
                     "Update parameters inside `with minigrad.no_grad():`, or use an out-of-place op."
                 )
             old = Tensor._wrap(self._data.copy())

@@ -433,30 +433,6 @@ def test_max_pool2d_errors(impl):
 
 
 # ---------------------------------------------------------------------------
-# sum_to_shape
-# ---------------------------------------------------------------------------
-
-@pytest.mark.parametrize("grad_shape, shape", [((2, 3, 4), (3, 1)), ((5,), ()), ((2, 3), (2, 3)),
-                                               ((4, 1, 3), (1, 1, 3)), ((7, 2, 5), (5,)), ((), ())], ids=str)
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_sum_to_shape_is_the_adjoint_of_broadcasting(dtype, grad_shape, shape):
-    g = make(grad_shape, dtype, seed=23)
-    v = make(shape, dtype, seed=24)
-    s = kernels.sum_to_shape(g, shape)
-    assert s.shape == shape and s.dtype == np.dtype(dtype)
-    # <sum_to_shape(g), v> = <g, broadcast(v)>: what a correct reverse of broadcasting means
-    lhs, rhs = float((s.astype(np.float64) * v).sum()), float((g.astype(np.float64) * np.broadcast_to(v, grad_shape)).sum())
-    assert lhs == pytest.approx(rhs, rel=1e-5 if dtype == np.float32 else 1e-12, abs=1e-5)
-
-
-def test_sum_to_shape_errors():
-    with pytest.raises(ValueError, match="cannot be summed"):
-        kernels.sum_to_shape(np.zeros((2, 3)), (2,))
-    with pytest.raises(ValueError, match="cannot be summed"):
-        kernels.sum_to_shape(np.zeros((3,)), (2, 3))
-
-
-# ---------------------------------------------------------------------------
 # The package itself
 # ---------------------------------------------------------------------------
 
@@ -480,12 +456,12 @@ def test_exports():
         "sigmoid_forward", "sigmoid_backward", "tanh_forward", "tanh_backward", "relu_forward",
         "relu_backward", "gelu_forward", "gelu_backward", "softmax_forward", "softmax_backward",
         "log_softmax_forward", "log_softmax_backward", "cross_entropy_forward", "cross_entropy_backward",
-        "conv2d_forward", "conv2d_backward", "max_pool2d_forward", "max_pool2d_backward", "sum_to_shape",
+        "conv2d_forward", "conv2d_backward", "max_pool2d_forward", "max_pool2d_backward",
     }
     for name in kernels.__all__:  # each export is the kernel or, where it lost, the reference
         fn = getattr(kernels, name)
         assert fn.__name__ == name and fn.__module__.startswith("minigrad.kernels.")
     assert {name for name in kernels.__all__ if getattr(kernels, name) is getattr(ref, name)} == {
         "sigmoid_forward", "tanh_forward", "relu_forward", "log_softmax_backward",
-        "cross_entropy_backward", "sum_to_shape",
+        "cross_entropy_backward",
     }

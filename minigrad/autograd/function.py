@@ -157,7 +157,7 @@ class FunctionCtx(Node):
         if self._input_meta[i] is None:
             raise RuntimeError(
                 f"function {self.name()} returned a gradient different than None at position {i + 1}, "
-                "but the corresponding forward input was not a Variable"
+                "but the corresponding forward input was not a Tensor: return None for it"
             )
         hint = " (wrap NumPy results with minigrad.tensor(...))" if hasattr(g, "__array__") else ""
         raise TypeError(f"function {self.name()} returned {type(g).__name__} at position {i + 1}: expected Tensor or None{hint}")
@@ -332,7 +332,7 @@ def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recordi
             t._check_inplace_on_view()
         elif recording and t._requires_grad and t.grad_fn is None:
             raise RuntimeError(
-                "a leaf Variable that requires grad has been used in an in-place operation: modify a "
+                "a leaf Tensor that requires grad has been used in an in-place operation: modify a "
                 "copy (.clone()), or apply the Function under minigrad.no_grad()."
             )
         t._version_counter.value += 1  # as PyTorch's apply; it also counts writes made through NumPy

@@ -8,19 +8,15 @@ caller did not pass one (passing one is what gets a kernel to memory bandwidth).
 
 Only the kernels that beat their reference in ``bench/bench_kernels.py`` are
 here: the three backward passes, and GELU forward and backward (NumPy has no
-erf). ``sigmoid_forward``, ``tanh_forward`` and ``relu_forward`` had kernels
-that lost (NumPy's ``exp`` and ``tanh`` are SIMD-vectorised where Numba calls
-the scalar libm function per element, and ``np.maximum`` already runs at
-memory bandwidth); they were removed, and ``minigrad.kernels`` exports the
-references for those names (see ``minigrad/kernels/__init__.py``).
+erf). The forward passes of sigmoid, tanh and ReLU are NumPy's (the rule and
+the reasons are in ``minigrad/kernels/__init__.py``).
 
 ``error_model="numpy"``: 1/0 gives inf as in NumPy instead of raising, and a
 division needs no zero check, so LLVM can vectorise the loop.
 
-No ``parallel=True``: on 2 cores it gains at most 2x on arrays of 1e6+
-elements, and a parallel launch can stall for milliseconds when BLAS's
-spinning threads (right after a matmul, as in every layer) or another process
-hold the cores; the benchmark's "threads" section measures both cases.
+No ``parallel=True``: a parallel launch can stall when BLAS's spinning threads
+(right after a matmul, as in every layer) hold the cores; the measurements are
+in ``bench/README.md``.
 """
 from __future__ import annotations
 

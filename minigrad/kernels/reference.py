@@ -1,11 +1,10 @@
 """Plain-NumPy references: the specification every Numba kernel is tested against.
 
 Each function has the signature and the input checks of the public kernel
-function of the same name; where no Numba kernel beat it, the reference itself
-is what ``minigrad.kernels`` exports. They
-favour clarity, but they use NumPy well (``out=`` to skip temporaries, BLAS for
-convolution), so that a kernel only wins against a fair opponent. When a kernel
-does not win, ``minigrad.kernels`` exports the function from this file instead.
+function of the same name. They favour clarity, but they use NumPy well
+(``out=`` to skip temporaries, BLAS for convolution), so that a kernel only
+wins against a fair opponent. When a kernel does not win, ``minigrad.kernels``
+exports the function from this file instead.
 
 The small ``check_*`` helpers at the top are shared with the kernels: the same
 bad input gets the same clear error whichever implementation runs.
@@ -387,23 +386,3 @@ def max_pool2d_backward(grad_y: np.ndarray, indices: np.ndarray, input_shape: tu
     rows = np.arange(n * c)[:, None]
     np.add.at(grad_x, (rows, indices.reshape(n * c, -1)), grad_y.reshape(n * c, -1))
     return grad_x.reshape(input_shape)
-
-
-# ---------------------------------------------------------------------------
-# Broadcasting, undone
-# ---------------------------------------------------------------------------
-
-def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Sum a broadcast gradient back to ``shape``: over added leading dims and stretched 1-dims.
-
-    May return ``grad`` itself when there is nothing to sum.
-    """
-    grad, shape = np.asarray(grad), tuple(int(s) for s in shape)
-    lead = grad.ndim - len(shape)
-    if lead < 0 or any(s not in (1, g) for s, g in zip(shape, grad.shape[lead:])):
-        raise ValueError(f"a gradient of shape {grad.shape} cannot be summed to shape {shape}")
-    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s == 1 and grad.shape[lead + i] != 1)
-    if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
-    return grad.reshape(shape)

@@ -7,14 +7,12 @@ cache. They only see a C-contiguous 2-D (rows, C) array; the Python wrappers
 move the chosen axis last and flatten the others into rows.
 
 Each element also costs one exp, and Numba's ``math.exp`` is a scalar libm
-call where NumPy's ``np.exp`` is SIMD (AVX-512 here): a loop that calls exp
-per element loses most of what fusing gains (an all-Numba softmax reached
-only 1.5-2x its reference). So the forward passes split the work by what
+call where NumPy's ``np.exp`` is SIMD: a loop that calls exp per element
+loses most of what fusing gains. So the forward passes split the work by what
 each does best: Numba subtracts each row's max, NumPy takes exp of the whole
 array at once, and Numba sums each row and scales it (softmax) or subtracts
-its log (log-softmax, cross-entropy). ``bench/bench_kernels.py`` measures
-the split versions at 4-4.3x the NumPy reference for softmax and 2.2-3.4x
-for log-softmax and the cross-entropy (worst to median, from 1e6 elements).
+its log (log-softmax, cross-entropy). ``bench/bench_kernels.py`` times
+them against the NumPy references; the figures are in ``bench/README.md``.
 """
 from __future__ import annotations
 

@@ -367,7 +367,7 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx, a, min=None, max=None):
         if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None: pass min=, max= or both")
         ctx.save_for_backward(a)
         ctx.bounds = min, max
         want = a._data.dtype  # int_tensor.clamp(min=0.5) is float32, as in PyTorch

@@ -179,7 +179,7 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         if not tensors:
-            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+            raise ValueError("cat(): expected a non-empty list of Tensors: pass at least one tensor")
         first = tensors[0]
         d = wrap_dim(dim, first.ndim)
         for i, t in enumerate(tensors[1:], start=1):
