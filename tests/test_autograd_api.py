@@ -591,10 +591,13 @@ def test_checkpoint_without_use_reentrant_warns_and_uses_the_reentrant_variant()
             out = checkpoint_of(lib)(lambda t: t * 2, x)
         out.sum().backward()
         via_grad = outcome(lambda: lib.autograd.grad(checkpoint_of(lib)(lambda t: t * 2, x, use_reentrant=True).sum(), x))
-        return [(w.category.__name__, str(w.message)) for w in caught], type(out.grad_fn).__name__, x.grad, via_grad[0]
+        # the category and the advice, not the wording: minigrad's message does not start with "torch."
+        warned = [(w.category.__name__, "use_reentrant parameter should be passed explicitly" in str(w.message))
+                  for w in caught]
+        return warned, type(out.grad_fn).__name__, x.grad, via_grad[0]
 
     caught, node, grad, via_grad = assert_same(program)
-    assert caught[0][0] == "UserWarning" and "use_reentrant parameter should be passed explicitly" in caught[0][1]
+    assert caught[0] == ["UserWarning", True]
     assert node == "CheckpointFunctionBackward" and grad == [2.0] and via_grad == "RuntimeError"
 
 
@@ -616,11 +619,11 @@ def test_checkpoint_errors_match_torch():
         out = checkpoint(lambda t: t.exp(), h, use_reentrant=False)
         h.mul_(2)  # the saved input changed after the forward
         changed = outcome(lambda: out.sum().backward())
-        return fewer[0], fewer[1].split("\n")[:3], changed[0]
+        return fewer[0], fewer[1].split("\n")[1:3], changed[0]  # the counts; the first line is worded apart
 
     fewer_kind, fewer_lines, changed_kind = assert_same(program)
     assert fewer_kind == "CheckpointError" and changed_kind == "RuntimeError"
-    assert fewer_lines[1:] == ["Number of tensors saved during forward: 1", "Number of tensors saved during recomputation: 0."]
+    assert fewer_lines == ["Number of tensors saved during forward: 1", "Number of tensors saved during recomputation: 0."]
 
 
 # -- InplaceFunction and NestedIOFunction ---------------------------------------------------

@@ -450,7 +450,7 @@ def test_relu_inplace_overwrites_its_input_and_other_inplace_forms_are_refused()
     assert out is h and h.tolist() == [0.0, 2.0] and repr(nn.ReLU(True)) == "ReLU(inplace=True)"
     out.sum().backward()
     assert x.grad.tolist() == [0.0, 1.0]
-    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+    with pytest.raises(RuntimeError, match="leaf Tensor that requires grad"):
         F.relu(x, inplace=True)
     with pytest.raises(NotImplementedError, match="inplace=False"):
         nn.SiLU(inplace=True)

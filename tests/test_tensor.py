@@ -368,7 +368,7 @@ def test_inplace_on_leaf_requiring_grad_raises():
     x = leaf([1.0, 2.0])
     for op in (lambda t: t.add_(1.0), lambda t: t.mul_(2.0), lambda t: t.zero_(),
                lambda t: t.__setitem__(0, 5.0), lambda t: t.copy_(minigrad.tensor([0.0, 0.0]))):
-        with pytest.raises(RuntimeError, match="leaf Variable"):
+        with pytest.raises(RuntimeError, match="leaf Tensor"):
             op(x)
     assert x.detach().tolist() == [1.0, 2.0]
 
@@ -400,7 +400,7 @@ def test_inplace_on_view_in_graph_rewrites_the_base_history():
 
 def test_inplace_on_view_of_leaf_requiring_grad_raises():
     x = leaf([1.0, 2.0, 3.0])
-    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+    with pytest.raises(RuntimeError, match="a view of a leaf Tensor that requires grad"):
         x[1:].mul_(2.0)
 
 

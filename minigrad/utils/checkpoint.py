@@ -61,10 +61,8 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, pre
     """
     if use_reentrant is None:
         warnings.warn(
-            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in "
-            "PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False "
-            "is recommended, but if you need to preserve the current default behavior, you can pass "
-            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+            "checkpoint: the use_reentrant parameter should be passed explicitly: use_reentrant=False is "
+            "recommended; use_reentrant=True keeps the current default (the reentrant variant).",
             stacklevel=2,
         )
         use_reentrant = True
@@ -82,10 +80,8 @@ def checkpoint_sequential(functions, segments: int, input: Tensor, use_reentrant
     every chunk but the last is checkpointed, so only the chunks' inputs are kept."""
     if use_reentrant is None:
         warnings.warn(
-            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. "
-            "In version 2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is "
-            "recommended, but if you need to preserve the current default behavior, you can pass "
-            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+            "checkpoint_sequential: the use_reentrant parameter should be passed explicitly: use_reentrant=False "
+            "is recommended; use_reentrant=True keeps the current default (the reentrant variant).",
             stacklevel=2,
         )
         use_reentrant = True
@@ -152,9 +148,8 @@ class _Frame:
         tensor = holder.handles.get(pass_id)
         if tensor is None:
             raise CheckpointError(
-                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already unpacked once. "
-                "If you are calling ctx.saved_tensors in backward, make sure to do so only once. Otherwise "
-                "please open an issue with details on your use case."
+                "checkpoint: Unpack is being triggered for a tensor that was already unpacked once. "
+                "If you are calling ctx.saved_tensors in backward, make sure to do so only once."
             )
         holder.handles[pass_id] = None  # hand it out once, then let it go
         return tensor
@@ -172,10 +167,11 @@ class _Frame:
                 if holder is not None:
                     if (tuple(tensor.shape), tensor.dtype) != self.metadata[count]:
                         raise CheckpointError(
-                            "torch.utils.checkpoint: Recomputed values for the following tensors have different "
+                            "checkpoint: Recomputed values for the following tensors have different "
                             f"metadata than during the forward pass.\ntensor at position {count}:\n"
                             f"saved metadata: {self.metadata[count]}\nrecomputed metadata: "
-                            f"{(tuple(tensor.shape), tensor.dtype)}\n"
+                            f"{(tuple(tensor.shape), tensor.dtype)}\nThe checkpointed function must compute the "
+                            "same shapes and dtypes when it runs again: make it depend only on its inputs.\n"
                         )
                     holder.handles[pass_id] = tensor.detach()
             count += 1
@@ -184,9 +180,10 @@ class _Frame:
             self.function(*args, **self.kwargs)
         if count != len(self.holders):
             raise CheckpointError(
-                "torch.utils.checkpoint: A different number of tensors was saved during the original forward and "
+                "checkpoint: A different number of tensors was saved during the original forward and "
                 f"recomputation.\nNumber of tensors saved during forward: {len(self.holders)}\n"
-                f"Number of tensors saved during recomputation: {count}.\n"
+                f"Number of tensors saved during recomputation: {count}.\nThe checkpointed function must take "
+                "the same path when it runs again: make its control flow depend only on its inputs.\n"
             )
 
 
