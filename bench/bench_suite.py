@@ -1,4 +1,4 @@
-"""End-to-end benchmark: minigrad side by side with hand-written NumPy and PyTorch CPU.
+"""End-to-end benchmark: minigrad side by side with hand-written NumPy, PyTorch CPU and MyGrad.
 
     python bench/bench_suite.py                   # full sizes, ~15 interleaved repetitions
     python bench/bench_suite.py --quick           # tiny sizes, 1-2 repetitions: a smoke test (< 1 min)
@@ -10,10 +10,13 @@ Workloads (in this order):
 
 1. overhead: a custom Function ``y = 2x`` (save_for_backward), forward+backward
    on a 1-element tensor, and ``(x*y+z).sum().backward()`` on 1-element tensors.
-   Microseconds per iteration; minigrad vs torch (no NumPy column).
-2. mlp: 64-128-128-10, ReLU, softmax cross-entropy, plain SGD on the digits:
-   ms per step (zero_grad, forward, loss, backward, step) at batch 64 and at
-   full batch (1797); then test accuracy of minigrad after a short training.
+   Microseconds per iteration; the NumPy column is the same arithmetic written
+   by hand with no graph (the floor).
+2. mlp: softmax cross-entropy, plain SGD on the digits, ms per step (zero_grad,
+   forward, loss, backward, step): a tiny 64-16-10 MLP at batch 10 (the graph's
+   bookkeeping dominates), then 64-128-128-10 at batch 64 and at full batch
+   (1797), ReLU between layers; then test accuracy of minigrad after a short
+   training.
 3. cnn: 1x8x8 digits, conv3x3(8) ReLU conv3x3(16) ReLU linear(10), batch 64:
    ms per step. NumPy column: im2col (sliding_window_view + matmul) with a
    hand-written backward.
@@ -32,7 +35,7 @@ Workloads (in this order):
    kernels the bandwidth fraction at 1e7 elements (> 1 ratios: kernel faster).
 7. grading: one learner's whole course (the solved worksheets ``solutions/NN_*.ipynb``,
    one subfolder per learner) graded end to end by the real grader,
-   ``python -m minigrad.course.grade_cli DIR -j N --no-cache`` in a fresh process:
+   ``python -m minigrad.course.grading.grade_cli DIR -j N --no-cache`` in a fresh process:
    seconds per submission, median of 3 at -j 1, then a batch of 4 copies at
    -j 1 and -j 2 (one run each); the per-stage breakdown from the results JSON.
    The learner must get full marks on every stage, else the workload is aborted.
@@ -43,11 +46,17 @@ weights and sees the same batches. Before timing, one step of each is compared
 (loss and every gradient); if they disagree the workload is aborted with a
 message and the run carries on with the next one. Each implementation is run
 for warm-up, then the repetitions are interleaved (minigrad, numpy, torch,
-minigrad, ...) so that drifts hit all alike. We report the median, min and max,
+mygrad, minigrad, ...) so that drifts hit all alike. We report the median, min and max,
 and the ratio minigrad/other computed per repetition and summarised by the
 median (< 1: minigrad is faster). (kernels and grading time subprocesses and
 have their own checks: bench_kernels must exit 0; the grader must give the
 reference solutions full marks.)
+
+PyTorch and MyGrad (``pip install mygrad``, or the ``[bench]`` extra) are
+optional: a missing one's column is skipped. MyGrad runs as it ships (memory
+guard on); it has no modules, so its models are written as functions of
+their weights (dense weights stored (in, out): a layer is one matmul, one add),
+and its custom op is an ``Operation`` subclass run with ``mygrad.execute_op``.
 
 The thread environment is left as it is and recorded (OPENBLAS_NUM_THREADS,
 OMP_NUM_THREADS, MKL_NUM_THREADS, the BLAS pools threadpoolctl sees, torch's
@@ -87,6 +96,15 @@ try:
     import torch.nn.functional as TF
 except Exception:  # not installed, or broken: the torch column stays empty
     torch = None
+
+try:  # MyGrad (pip install mygrad, or the [bench] extra): the best-known pure-Python/NumPy autograd
+    import mygrad
+    from mygrad.nnet.activations import relu as mygrad_relu
+    from mygrad.nnet.layers import conv_nd as mygrad_conv
+    from mygrad.nnet.losses import softmax_crossentropy as mygrad_cross_entropy
+    from mygrad.operation_base import Operation as MygradOperation
+except Exception:  # not installed, or broken: the mygrad column stays empty
+    mygrad = None
 
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
                "NUMBA_CACHE_DIR")
@@ -159,13 +177,14 @@ def ratio(stats: dict, other: str) -> str:
     return "-" if r is None else f"{r:.2f}x"
 
 
-HEADER = (f"{'case':<34} {'minigrad median [min-max]':<30} {'numpy median [min-max]':<30} "
-          f"{'torch median [min-max]':<30} {'mg/np':>6} {'mg/torch':>8}")
+OTHERS = ("numpy", "torch", "mygrad")  # the columns beside minigrad; "mg/X" = minigrad's time / X's
+HEADER = (f"{'case':<34} " + " ".join(f"{name + ' median [min-max]':<30}" for name in ("minigrad", *OTHERS))
+          + " " + " ".join(f"{'mg/' + ('np' if name == 'numpy' else name):>9}" for name in OTHERS))
 
 
 def print_row(case: str, stats: dict) -> None:
-    print(f"{case:<34} {spread(stats.get('minigrad')):<30} {spread(stats.get('numpy')):<30} "
-          f"{spread(stats.get('torch')):<30} {ratio(stats, 'numpy'):>6} {ratio(stats, 'torch'):>8}", flush=True)
+    print(f"{case:<34} " + " ".join(f"{spread(stats.get(name)):<30}" for name in ("minigrad", *OTHERS))
+          + " " + " ".join(f"{ratio(stats, name):>9}" for name in OTHERS), flush=True)
 
 
 # ---------------------------------------------------------------------------
@@ -221,22 +240,99 @@ def mul_add_sum_case(lib):
     return step, result
 
 
+def custom_function_numpy():
+    """Workload 1a by hand: the same arithmetic with no graph at all (the floor)."""
+    x, ones = np.array([1.5], np.float32), np.ones(1, np.float32)
+    out = {}
+
+    def step():
+        out["y"], out["grad"] = x * 2.0, ones * 2.0
+
+    def result():
+        step()
+        return dict(out)
+
+    return step, result
+
+
+def mul_add_sum_numpy():
+    """Workload 1b by hand: forward, then the three gradients written out (the floor)."""
+    xs = [np.array([v], np.float32) for v in (1.5, -2.0, 0.5)]
+    out = {}
+
+    def step():
+        (xs[0] * xs[1] + xs[2]).sum()
+        seed = np.ones(1, np.float32)
+        out["g0"], out["g1"], out["g2"] = seed * xs[1], seed * xs[0], seed
+
+    def result():
+        step()
+        return dict(out)
+
+    return step, result
+
+
+def custom_function_mygrad():
+    """Workload 1a in MyGrad: its custom op is an ``Operation`` whose ``__call__`` computes the forward
+    on arrays and records its inputs in ``variables``; ``backward_var`` gives the gradient of one input."""
+
+    class Double(MygradOperation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return x.data * 2.0
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad * 2.0
+
+    x, ones = mygrad.tensor(np.array([1.5], np.float32)), np.ones(1, np.float32)
+
+    def step():  # no x.grad = None: MyGrad clears a tensor's .grad when it enters a new op
+        mygrad.execute_op(Double, x).backward(ones)
+
+    def result():
+        step()
+        grad = x.grad  # read first: the next op on x clears it
+        return {"y": mygrad.execute_op(Double, x).data, "grad": grad}
+
+    return step, result
+
+
+def mul_add_sum_mygrad():
+    """Workload 1b in MyGrad."""
+    xs = [mygrad.tensor(np.array([v], np.float32)) for v in (1.5, -2.0, 0.5)]
+
+    def step():
+        (xs[0] * xs[1] + xs[2]).sum().backward()
+
+    def result():
+        step()
+        return {f"g{i}": t.grad for i, t in enumerate(xs)}
+
+    return step, result
+
+
 def workload_overhead(cfg) -> dict:
     results = {}
-    cases = (("custom_function", "custom Function y=2x fwd+bwd", custom_function_case, {"y": [3.0], "grad": [2.0]}),
-             ("mul_add_sum", "(x*y+z).sum().backward()", mul_add_sum_case,
+    cases = (("custom_function", "custom Function y=2x fwd+bwd", custom_function_case, custom_function_numpy,
+              custom_function_mygrad, {"y": [3.0], "grad": [2.0]}),
+             ("mul_add_sum", "(x*y+z).sum().backward()", mul_add_sum_case, mul_add_sum_numpy, mul_add_sum_mygrad,
               {"g0": [-2.0], "g1": [1.5], "g2": [1.0]}))
-    libs = {"minigrad": minigrad, **({"torch": torch} if torch is not None else {})}
-    for key, label, make_case, closed_form in cases:
+    for key, label, make_case, make_numpy, make_mygrad, closed_form in cases:
+        makers = {"minigrad": lambda: make_case(minigrad), "numpy": make_numpy}
+        if torch is not None:
+            makers["torch"] = lambda: make_case(torch)
+        if mygrad is not None:
+            makers["mygrad"] = make_mygrad
         impls = {}
-        for name, lib in libs.items():
-            step, result = make_case(lib)
-            # each framework against the closed form, hence against each other
+        for name, make in makers.items():
+            step, result = make()
+            # each against the closed form, hence against each other
             check_close(f"{label}: {name} vs the closed form", result(), closed_form, 1e-6, 1e-6)
             impls[name] = step
         results[key] = measure(impls, cfg.reps, cfg.inner_us)
         print_row(label, results[key])
-    return dict(unit="seconds per iteration (forward+backward)", cases=results)
+    return dict(unit="seconds per iteration (forward+backward; numpy: the same arithmetic by hand, no graph)",
+                cases=results)
 
 
 # ---------------------------------------------------------------------------
@@ -273,23 +369,22 @@ def softmax_xent(logits, y):
 
 
 class NumpyMLP:
-    def __init__(self, params):  # W1, b1, W2, b2, W3, b3 as in torch (out, in)
+    def __init__(self, params):  # W1, b1, W2, b2, ... as in torch (out, in); ReLU between the layers
         self.params = [p.copy() for p in params]
 
     def loss_and_grads(self, x, y):
-        W1, b1, W2, b2, W3, b3 = self.params
-        a1 = x @ W1.T + b1
-        h1 = np.maximum(a1, 0)
-        a2 = h1 @ W2.T + b2
-        h2 = np.maximum(a2, 0)
-        out = h2 @ W3.T + b3
-        loss, g = softmax_xent(out, y)
-        gW3, gb3 = g.T @ h2, g.sum(0)
-        g = (g @ W3) * (a2 > 0)
-        gW2, gb2 = g.T @ h1, g.sum(0)
-        g = (g @ W2) * (a1 > 0)
-        gW1, gb1 = g.T @ x, g.sum(0)
-        return loss, [gW1, gb1, gW2, gb2, gW3, gb3]
+        W, b = self.params[0::2], self.params[1::2]
+        hs, pre = [x], []  # each layer's input; the hidden layers' pre-activations
+        for Wi, bi in zip(W[:-1], b[:-1]):
+            pre.append(hs[-1] @ Wi.T + bi)
+            hs.append(np.maximum(pre[-1], 0))
+        loss, g = softmax_xent(hs[-1] @ W[-1].T + b[-1], y)
+        grads = [None] * len(self.params)
+        for i in reversed(range(len(W))):
+            grads[2 * i], grads[2 * i + 1] = g.T @ hs[i], g.sum(0)
+            if i:
+                g = (g @ W[i]) * (pre[i - 1] > 0)
+        return loss, grads
 
     def step(self, x, y, lr):
         loss, grads = self.loss_and_grads(x, y)
@@ -347,6 +442,60 @@ class NumpyCNN:
     step = NumpyMLP.step
 
 
+class MygradModel:
+    """A model in MyGrad, from the same NumPy weights. MyGrad has no modules: a model is its tensors and a
+    function. Weights are laid out so that no op is spent on layout (dense: (in, out), so a layer is
+    ``h @ W + b``; conv bias: (out, 1, 1), to broadcast over NCHW); ``grads()`` gives them back in torch's layout."""
+
+    def __init__(self, params: list, forward):
+        self.shapes = [p.shape for p in params]
+        self.params = []
+        for i, p in enumerate(params):
+            if p.ndim == 2:  # a dense weight
+                p = p.T
+            elif p.ndim == 1 and i and params[i - 1].ndim == 4:  # a conv bias
+                p = p.reshape(-1, 1, 1)
+            self.params.append(mygrad.tensor(p.copy()))
+        self.forward = forward
+
+    def loss(self, x, y):
+        return mygrad_cross_entropy(self.forward(self.params, x), y)
+
+    def grads(self) -> list:
+        return [np.asarray(p.grad).T if len(shape) == 2 else np.asarray(p.grad).reshape(shape)
+                for p, shape in zip(self.params, self.shapes)]
+
+
+def mlp_mygrad(params, x):
+    W, b = params[0::2], params[1::2]
+    for Wi, bi in zip(W[:-1], b[:-1]):
+        x = mygrad_relu(x @ Wi + bi)
+    return x @ W[-1] + b[-1]
+
+
+def cnn_mygrad(params, x):
+    Wc1, bc1, Wc2, bc2, W, b = params
+    h = mygrad_relu(mygrad_conv(x, Wc1, stride=1) + bc1)
+    h = mygrad_relu(mygrad_conv(h, Wc2, stride=1) + bc2)
+    return h.reshape(h.shape[0], -1) @ W + b
+
+
+def mygrad_step(model: MygradModel, batches_np: list, lr: float):
+    """One SGD step per call in MyGrad, as its docs write one: backward, then ``p.data -= lr * p.grad``.
+    No zero_grad: MyGrad clears a tensor's ``.grad`` when the tensor enters a new op."""
+    batches = [(mygrad.tensor(x, constant=True), y) for x, y in batches_np]
+    lr = np.float32(lr)
+    calls = itertools.count()
+
+    def step():
+        x, y = batches[next(calls) % len(batches)]
+        model.loss(x, y).backward()
+        for p in model.params:
+            p.data -= lr * p.grad
+
+    return step
+
+
 def framework_step(lib, functional, model, batches_np: list, lr: float):
     """One SGD step per call in minigrad or torch (the same code for both), cycling through the batches."""
     batches = [(lib.from_numpy(x.copy()), lib.from_numpy(y.copy())) for x, y in batches_np]
@@ -362,7 +511,7 @@ def framework_step(lib, functional, model, batches_np: list, lr: float):
     return step
 
 
-def make_step_fns(mg_model, np_model, t_model, batches_np, lr):
+def make_step_fns(mg_model, np_model, t_model, my_model, batches_np, lr):
     """One training step per call for each framework, cycling through the same batches."""
     calls = itertools.count()
 
@@ -373,11 +522,14 @@ def make_step_fns(mg_model, np_model, t_model, batches_np, lr):
     impls = {"minigrad": framework_step(minigrad, MF, mg_model, batches_np, lr), "numpy": np_step}
     if t_model is not None:
         impls["torch"] = framework_step(torch, TF, t_model, batches_np, lr)
+    if my_model is not None:
+        impls["mygrad"] = mygrad_step(my_model, batches_np, lr)
     return impls
 
 
-def time_training_step(label: str, build, numpy_model, weights: list, batches: list, lr: float, cfg) -> dict:
-    """Load the same weights into minigrad, NumPy and torch, check one step agrees, time interleaved steps."""
+def time_training_step(label: str, build, numpy_model, mygrad_forward, weights: list, batches: list, lr: float,
+                       cfg) -> dict:
+    """Load the same weights into minigrad, NumPy, torch and MyGrad, check one step agrees, time interleaved steps."""
     mg_model = build(mnn)
     load_into(mg_model.parameters(), weights, mg=True)
     np_model = numpy_model(weights)
@@ -385,15 +537,16 @@ def time_training_step(label: str, build, numpy_model, weights: list, batches: l
     if torch is not None:
         t_model = build(torch.nn)
         load_into(t_model.parameters(), weights, mg=False)
-    diff = check_one_step(label, mg_model, np_model, t_model, *batches[0])
-    stats = measure(make_step_fns(mg_model, np_model, t_model, batches, lr=lr), cfg.reps, cfg.inner_step)
+    my_model = MygradModel(weights, mygrad_forward) if mygrad is not None else None
+    diff = check_one_step(label, mg_model, np_model, t_model, my_model, *batches[0])
+    stats = measure(make_step_fns(mg_model, np_model, t_model, my_model, batches, lr=lr), cfg.reps, cfg.inner_step)
     stats["batch"] = len(batches[0][0])
     stats["max_abs_diff"] = diff
     print_row(label, stats)
     return stats
 
 
-def check_one_step(name, mg_model, np_model, t_model, x, y, rtol=2e-4, atol=2e-5):
+def check_one_step(name, mg_model, np_model, t_model, my_model, x, y, rtol=2e-4, atol=2e-5):
     """Loss and every gradient of one step, from the same weights and batch, must agree."""
     mg_model.zero_grad()
     loss = MF.cross_entropy(mg_model(minigrad.from_numpy(x.copy())), minigrad.from_numpy(y.copy()))
@@ -410,6 +563,11 @@ def check_one_step(name, mg_model, np_model, t_model, x, y, rtol=2e-4, atol=2e-5
         tl.backward()
         want = {"loss": tl.item(), **{f"grad {n}": p.grad.numpy() for n, p in zip(names, t_model.parameters())}}
         diff["torch"] = check_close(f"{name}: minigrad vs torch", got, want, rtol, atol)
+    if my_model is not None:
+        ml = my_model.loss(mygrad.tensor(x, constant=True), y)
+        ml.backward()
+        want = {"loss": ml.item(), **{f"grad {n}": g for n, g in zip(names, my_model.grads())}}
+        diff["mygrad"] = check_close(f"{name}: minigrad vs mygrad", got, want, rtol, atol)
     mg_model.zero_grad()
     return diff
 
@@ -419,19 +577,23 @@ def check_one_step(name, mg_model, np_model, t_model, x, y, rtol=2e-4, atol=2e-5
 # ---------------------------------------------------------------------------
 
 MLP_SIZES = (64, 128, 128, 10)
+TINY_MLP_SIZES = (64, 16, 10)  # where the graph's bookkeeping, not the arithmetic, is the step's cost
 
 
-def mlp_weights(seed=0):
+def mlp_weights(sizes=MLP_SIZES, seed=0):
     rng = np.random.default_rng(seed)
     ws = []
-    for fan_in, fan_out in zip(MLP_SIZES[:-1], MLP_SIZES[1:]):
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         ws += [kaiming_uniform(rng, (fan_out, fan_in), fan_in), kaiming_uniform(rng, (fan_out,), fan_in)]
     return ws
 
 
-def build_mlp(lib):
-    a, b, c, d = MLP_SIZES
-    return lib.Sequential(lib.Linear(a, b), lib.ReLU(), lib.Linear(b, c), lib.ReLU(), lib.Linear(c, d))
+def build_mlp(lib, sizes=MLP_SIZES):
+    """Linear layers of ``sizes`` with a ReLU between each two, in ``lib`` (minigrad.nn or torch.nn)."""
+    layers = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        layers += [lib.Linear(fan_in, fan_out), lib.ReLU()]
+    return lib.Sequential(*layers[:-1])
 
 
 def workload_mlp(cfg) -> dict:
@@ -440,14 +602,15 @@ def workload_mlp(cfg) -> dict:
     rng = np.random.default_rng(1)
     weights = mlp_weights()
     results = {}
-    for label, bs in (("batch 64", 64), ("full batch", len(X))):
-        bs = min(bs, cfg.full_batch) if label == "full batch" else bs
+    for key, label, sizes, bs in (("tiny batch 10", "tiny MLP 64-16-10 step", TINY_MLP_SIZES, 10),
+                                  ("batch 64", "MLP step, batch 64", MLP_SIZES, 64),
+                                  ("full batch", "MLP step, full batch", MLP_SIZES, min(len(X), cfg.full_batch))):
         batches = []
         for _ in range(4):
             idx = rng.permutation(len(X))[:bs]
             batches.append((X[idx], Y[idx]))
-        results[label] = time_training_step(f"MLP step, {label} ({bs})", build_mlp, NumpyMLP, weights, batches,
-                                            0.1, cfg)
+        results[key] = time_training_step(f"{label} ({bs})", lambda lib: build_mlp(lib, sizes), NumpyMLP,
+                                          mlp_mygrad, mlp_weights(sizes), batches, 0.1, cfg)
 
     # accuracy after a short training (minigrad only)
     Xtr, Xte, ytr, yte = minigrad.data.train_test_split(X, Y, test_size=0.25, seed=0)
@@ -492,7 +655,8 @@ def workload_cnn(cfg) -> dict:
     X, Y = np.ascontiguousarray(X, np.float32), Y.astype(np.int64)
     rng = np.random.default_rng(3)
     batches = [(X[idx], Y[idx]) for idx in (rng.permutation(len(X))[:64] for _ in range(4))]
-    stats = time_training_step("CNN step, batch 64", build_cnn, NumpyCNN, cnn_weights(), batches, 0.05, cfg)
+    stats = time_training_step("CNN step, batch 64", build_cnn, NumpyCNN, cnn_mygrad, cnn_weights(), batches, 0.05,
+                               cfg)
     return dict(unit="seconds per training step", cases={"batch 64": stats})
 
 
@@ -828,7 +992,7 @@ def make_submissions(folder: Path, notebooks: list[Path], learners: int) -> None
 
 def run_grader(subs: Path, out: Path, jobs: int, expected: list[str], full_course: bool, cfg) -> dict:
     """Grade ``subs`` with the real CLI in a fresh process; check every learner got full marks on every stage."""
-    cmd = [sys.executable, "-m", "minigrad.course.grade_cli", str(subs), "-j", str(jobs), "--out", str(out),
+    cmd = [sys.executable, "-m", "minigrad.course.grading.grade_cli", str(subs), "-j", str(jobs), "--out", str(out),
            "--no-cache", "--quiet", "--seed", "0", "--templates", str(ROOT / "exercises"),
            "--isolation", "none"]  # the solutions are trusted code: time grading, not the machine's isolation
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
@@ -928,7 +1092,7 @@ def workload_grading(cfg) -> dict:
     print(f"    {'sum':<26} {'':5}  {sum(v['seconds'] for v in per_stage.values()):6.2f}s  cpu "
           f"{sum(v['cpu_seconds'] for v in per_stage.values()):5.2f}s", flush=True)
     return dict(unit="seconds per submission (one learner's solved worksheets, every stage given, graded end to end "
-                     "by `python -m minigrad.course.grade_cli DIR -j N --no-cache`: a fresh process, so interpreter "
+                     "by `python -m minigrad.course.grading.grade_cli DIR -j N --no-cache`: a fresh process, so interpreter "
                      "start-up, grader set-up and the reference observations are included)",
                 stages=expected, full_course=full_course, cases=cases, per_stage=per_stage,
                 score=dict(total=first["total"], max_total=first["max_total"]), flags=first["flags"],
@@ -995,6 +1159,7 @@ def main(argv=None) -> int:
         platform=platform.platform(), processor=platform.processor() or platform.machine(),
         cpu_count=os.cpu_count(), python=platform.python_version(), numpy=np.__version__,
         numba=numba.__version__, torch=torch.__version__ if torch is not None else None,
+        mygrad=mygrad.__version__ if mygrad is not None else None,
         minigrad=minigrad.__version__, quick=args.quick, config=vars(cfg), threads=threads,
     )
     cpu_model = None
@@ -1009,7 +1174,8 @@ def main(argv=None) -> int:
     print(f"date {meta['date']}  command: {meta['command']}")
     print(f"machine: {meta['platform']}, {cpu_model or meta['processor']}, {meta['cpu_count']} cores")
     print(f"python {meta['python']}, numpy {meta['numpy']}, numba {meta['numba']}, "
-          f"torch {meta['torch'] or 'not installed (torch column skipped)'}")
+          f"torch {meta['torch'] or 'not installed (torch column skipped)'}, "
+          f"mygrad {meta['mygrad'] or 'not installed (mygrad column skipped; pip install mygrad)'}")
     pools = threads["threadpools"]
     pools_s = ", ".join(f"{p['internal_api']} {p['num_threads']}" for p in pools) if isinstance(pools, list) else pools
     print(f"threads (environment left as is): env {threads['env']}, BLAS/OpenMP pools: {pools_s}, "

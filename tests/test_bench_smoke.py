@@ -1,23 +1,51 @@
 """Smoke tests of bench/: the suite (--quick) and the hot-path profiler run, exit 0 and report everything (no timing assertions)."""
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ("overhead", "mlp", "cnn", "startup", "deep", "kernels", "grading")
+# every case timed against MyGrad when it is installed: (workload, case)
+MYGRAD_CASES = (("overhead", "custom_function"), ("overhead", "mul_add_sum"), ("mlp", "tiny batch 10"),
+                ("mlp", "batch 64"), ("mlp", "full batch"), ("cnn", "batch 64"))
+
+
+def run_suite(tmp_path, *args, env=None) -> dict:
+    out = tmp_path / "suite.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_suite.py"), "--quick", "--json", str(out), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text())
 
 
 def test_bench_suite_quick(tmp_path):
-    out = tmp_path / "suite.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_suite.py"), "--quick", "--json", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(out.read_text())
+    data = run_suite(tmp_path)
     assert "threads" in data["meta"] and "env" in data["meta"]["threads"]
     for name in WORKLOADS:
         assert name in data["workloads"], name
         assert "aborted" not in data["workloads"][name], data["workloads"][name]
+    if importlib.util.find_spec("mygrad") is not None:  # the [bench] extra
+        assert data["meta"]["mygrad"]
+        for workload, case in MYGRAD_CASES:
+            stats = data["workloads"][workload]["cases"][case]
+            assert "mygrad" in stats and "minigrad/mygrad" in stats, (workload, case)
+            if workload != "overhead":  # the models were checked against MyGrad's step before timing
+                assert "mygrad" in stats["max_abs_diff"], (workload, case)
+
+
+def test_bench_suite_skips_the_mygrad_column_when_mygrad_is_missing(tmp_path):
+    hidden = tmp_path / "hide"
+    hidden.mkdir()
+    (hidden / "mygrad.py").write_text("raise ImportError('hidden by the test')\n")  # shadows an installed MyGrad
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(hidden), os.environ.get("PYTHONPATH")) if p))
+    data = run_suite(tmp_path, "--only", "overhead,cnn", env=env)
+    assert data["meta"]["mygrad"] is None
+    for workload, case in (("overhead", "custom_function"), ("cnn", "batch 64")):
+        stats = data["workloads"][workload]["cases"][case]
+        assert "minigrad" in stats and "mygrad" not in stats and "minigrad/mygrad" not in stats
 
 
 def test_profile_hot_path_runs_and_charges_every_group():
