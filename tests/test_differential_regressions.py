@@ -139,38 +139,31 @@ def test_float64_gradient_for_a_float32_output_is_cast():
 # -- then delete the mark here and the test's entry in tests/differential/known.py (if it has one).
 
 
-@pytest.mark.xfail(strict=True, reason="open (C, F-3): a node post-hook gets a None for every non-tensor argument")
 def test_post_hook_gets_one_grad_per_tensor_input():
     check([leaf((2,)), ("index", 0, (0,)), ("node_hook", 1, "post", None), ("backward", 1, 0, None, False, None)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A/C, F-6): autograd.grad returns the pre-hook gradient of an input whose node runs")
 def test_grad_of_an_input_whose_node_runs_sees_its_hooks():
     check([leaf(), ("unary", "exp", 0), ("hook", 1, -1.0), ("grad", 1, [1, 0], 0, None, False, False)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (D, F-7): prod's create_graph gradient requires grad where torch's does not")
 def test_prod_of_one_element_gradient_does_not_require_grad():
     check([leaf(), ("reduce", "prod", 0, None, False), ("grad", 1, [0], 0, None, True, False)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A, F-10): a custom Function's view output is not refused after in-place on its base")
 def test_custom_function_view_is_refused_after_in_place_on_its_base():
     check([leaf((2,)), ("func", "Ident", (0,), ()), ("inplace", "mul_", 0, None, 0.5, True)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A/C, F-11): backward(inputs=[non-leaf]) does not run the input's own node")
 def test_backward_inputs_run_the_input_node():
     check([leaf((2,), True, 1, "int"), ("reduce", "max", 0, None, False), ("setitem", 0, (1,), None, 0.5, True),
            ("backward", 1, 0, None, False, [1])])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A/D, F-16): unbind siblings are not refused after an in-place change")
 def test_unbind_sibling_view_is_refused_after_in_place():
     check([leaf((3, 2)), ("clone", 0), ("multi", "unbind", 1, (0,), 3), ("inplace", "mul_", 4, None, 2.0, True)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (C, F-3b): a node pre-hook gets a slot for a non-differentiable output")
 def test_pre_hook_of_max_gets_only_the_values_gradient():
     check([leaf((3,)), ("reduce", "max", 0, -1, False), ("node_hook", 1, "pre", None), ("backward", 1, 0, None, False, None)])
 
@@ -185,18 +178,15 @@ def test_setitem_with_advanced_index_refuses_another_dtype():
     check([leaf((3, 3), False, 0, "float32"), leaf((), False, 1), ("setitem", 0, (slice(None, 2), ("list", (0,))), 1, None, False)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A/C, F-20): autograd.grad calls hooks of leaves outside inputs (with None)")
 def test_grad_does_not_call_hooks_of_other_leaves():
     check([leaf((2,)), leaf((2,), seed=1), ("hook", 0, -1.0), ("unary", "cos", 0), ("reduce", "norm", 2, None, False),
            ("grad", 3, [1], 0, True, True, True)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (B, F-21): relu's create_graph gradient does not require grad")
 def test_relu_gradient_under_create_graph_requires_grad():
     check([leaf((2,)), ("unary", "relu", 0), ("backward", 1, 0, None, True, None), ("take_grad", 0)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A, F-22): a view's hook is lost after in-place on its leaf under no_grad")
 def test_hook_on_a_view_survives_in_place_on_its_leaf_under_no_grad():
     check([leaf((1,), True, 41448, "int"), ("view", "transpose", 0, (-1, -1)), ("backward", 1, 34394, True, False, None),
            ("clone", 0), ("hook", 1, -1.0), ("hook", 0, None), ("setitem", 0, (-1, None), None, 2.0, True),
@@ -213,13 +203,11 @@ def test_zero_of_an_expanded_tensor_under_no_grad():
     check([leaf((1,), False), ("view", "expand", 0, ((2,),)), ("inplace", "zero_", 1, None, None, True)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A, F-22b): a view's old hook fires after in-place under no_grad")
 def test_hook_on_a_view_does_not_fire_after_in_place_on_the_view_under_no_grad():
     check([leaf(()), ("index", 0, ()), ("hook", 1, -1.0), ("inplace", "mul_", 1, None, -1.5, True),
            ("backward", 1, 0, True, False, None)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A, F-23): retain_grad of a view is lost after in-place on its base")
 def test_retain_grad_of_a_view_survives_in_place_on_its_base():
     check([leaf((2,)), ("unary", "scale", 0), ("view", "unsqueeze", 1, (0,)), ("retain_grad", 2),
            ("inplace", "fill_", 1, None, -1.5, False), ("backward", 2, 0, None, False, None)])
@@ -235,21 +223,26 @@ def test_empty_matmul_of_mixed_dtypes():
     check([leaf((0, 3), False, 0, "float32"), leaf((1, 3, 1), False), ("binary", "matmul", 0, 1)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A, F-22c): a view's hook fires after in-place on its leaf under no_grad")
 def test_hook_on_a_view_does_not_fire_after_in_place_on_its_leaf_under_no_grad():
     check([leaf(()), ("view", "reshape", 0, ((1,),)), ("hook", 1, None), ("inplace", "clamp_", 0, None, None, True),
            ("backward", 1, 0, None, False, None)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A, F-26): mark_dirty does not reset a retained .grad as an in-place op does")
 def test_mark_dirty_resets_a_retained_grad():
     check([leaf((1,)), ("reduce", "sum", 0, None, False), ("retain_grad", 1), ("backward", 1, 0, None, False, None),
            ("func", "DirtyMul", (1,), ())])
 
 
-@pytest.mark.xfail(strict=True, reason="open (A/C, F-27): a node pre-hook on a view's old grad_fn still fires "
-                                       "after an in-place change of its base regenerated the view's history")
 def test_node_hook_of_a_regenerated_view_does_not_fire():
     check([leaf((), False), leaf((), False), leaf((1,)), ("index", 0, ()), ("index", 2, (0,)),
            leaf((), False), leaf((), False), ("node_hook", 4, "pre", None),
            ("inplace", "clamp_", 2, None, None, True), ("backward", 4, 0, None, True, None)])
+
+
+def test_retain_grad_of_a_view_survives_in_place_on_its_leaf_under_no_grad():
+    check([leaf(()), ("view", "squeeze", 0, ()), ("retain_grad", 1), ("inplace", "clamp_", 0, None, None, True)])
+
+
+@pytest.mark.xfail(strict=True, reason="open (F-29): leaky_relu's create_graph gradient does not require grad (as F-21)")
+def test_leaky_relu_gradient_under_create_graph_requires_grad():
+    check([leaf((2,)), ("unary", "leaky_relu", 0), ("backward", 1, 0, None, True, None), ("take_grad", 0)])

@@ -85,6 +85,7 @@ def _zero_where(mask: np.ndarray, grad: Tensor) -> Tensor:
 
 class Add(Function):
     node_name = "AddBackward0"
+    _operands = (0, 1)  # a Python number operand gets an edge too, as in PyTorch
 
     @staticmethod
     def forward(ctx, a, b):
@@ -100,6 +101,7 @@ class Add(Function):
 
 class Sub(Function):
     node_name = "SubBackward0"
+    _operands = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -115,6 +117,7 @@ class Sub(Function):
 
 class Mul(Function):
     node_name = "MulBackward0"
+    _operands = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -133,6 +136,7 @@ class Mul(Function):
 
 class Div(Function):
     node_name = "DivBackward0"
+    _operands = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -283,9 +287,9 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        x = a._data
-        # PyTorch's sgn: (x > 0) - (x < 0), so 0 at NaN (np.sign gives NaN there)
-        return grad * Tensor._wrap((x > 0).astype(x.dtype) - (x < 0))
+        # PyTorch's grad * sgn(x): 0 at NaN, and a node under create_graph (its derivative
+        # is 0, but the gradient requires grad whenever x does, as in PyTorch)
+        return grad * a.sign()
 
 
 def _tanh_backward(out: Tensor, grad: Tensor) -> Tensor:
@@ -339,11 +343,32 @@ def _relu_backward(out: Tensor, grad: Tensor) -> Tensor:
     """grad, and 0 where the output is <= 0: PyTorch's ``threshold_backward``.
 
     An inf or NaN gradient at a dead unit gives 0 (not NaN), and a NaN unit passes
-    its gradient (NaN <= 0 is false). The kernel, or its recorded twin.
+    its gradient (NaN <= 0 is false). The kernel, or the same kernel recorded as a node.
     """
     if not is_grad_enabled():
         return Tensor._wrap(kernels.relu_backward(out._data, grad._data))
-    return _zero_where(out._data <= 0, grad)
+    return ThresholdBackward.apply(grad, out)
+
+
+class ThresholdBackward(Function):
+    """relu's backward as a node of its own, as PyTorch records it under ``create_graph``.
+
+    Its result depends on the saved output (with a zero derivative), so it requires
+    grad whenever that output does, even when the upstream gradient does not: as in
+    PyTorch, ``x.grad`` of ``relu(x).sum().backward(create_graph=True)`` requires grad.
+    """
+
+    node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(out)
+        return Tensor._wrap(kernels.relu_backward(out._data, grad._data))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        out, = ctx.saved_tensors
+        return _relu_backward(out, grad_grad), Tensor._wrap(np.zeros_like(out._data))
 
 
 class Relu(Function):
@@ -410,6 +435,7 @@ class Maximum(Function):
 
 class Where(Function):
     node_name = "WhereBackward0"
+    _operands = (1, 2)  # the condition has no edge
 
     @staticmethod
     def forward(ctx, condition, a, b):

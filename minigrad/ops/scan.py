@@ -4,15 +4,15 @@ cumsum: ``out[i] = x[0] + ... + x[i]``, so ``x[j]`` reaches every ``out[i]`` wit
 ``i >= j``: its gradient is the sum of the incoming gradient from ``j`` to the end,
 a cumsum of the reversed gradient, reversed back.
 
-prod: ``d(x₀x₁…xₙ)/dxᵢ`` is the product of all the *other* elements. Dividing the
-output by ``xᵢ`` gives it only when no element is zero, so the plain backward
-multiplies running products from the left and from the right instead
-(``left[i] = x₀…xᵢ₋₁``, ``right[i] = xᵢ₊₁…xₙ``), which is right with zeros too.
-Under ``create_graph`` the gradient must itself be differentiable: without zeros
-it is ``grad * out / x``; with zeros, each "product of the others" is a product
-of the row with that element replaced by 1, built from tensor operations (n² values
-per row, so only in that case). ``tests/test_ops_extra.py`` checks that both
-formulas agree, zeros included.
+prod: ``d(x₀x₁…xₙ)/dxᵢ`` is the product of all the *other* elements. Without a
+zero in the input that is ``out / xᵢ``, and both backward passes use it, as PyTorch
+does (so an inf element gives NaN there, as in PyTorch). With zeros, the plain
+backward multiplies running products from the left and from the right
+(``left[i] = x₀…xᵢ₋₁``, ``right[i] = xᵢ₊₁…xₙ``); under ``create_graph`` the gradient
+must itself be differentiable, and each "product of the others" is a product of the
+row with that element replaced by 1, built from tensor operations (n² values per
+row, so only in that case). ``tests/test_twins.py`` checks that both passes agree
+with each other and with PyTorch on zeros, inf and NaN.
 """
 from __future__ import annotations
 
@@ -70,13 +70,24 @@ def _others_tensor(x: Tensor, dim: int) -> Tensor:
 
 
 def _prod_grad(ctx, grad: Tensor, x: Tensor, out: Tensor) -> Tensor:
-    """``grad`` (with the reduced dim kept) times the product of the other elements of each row."""
+    """``grad`` (with the reduced dim kept) times the product of the other elements of each row.
+
+    PyTorch's ``prod_backward``, case for case, so that inf and NaN come out where they
+    do there: without a zero anywhere in ``x`` it is ``grad * (out / x)`` (an inf element
+    gives NaN); with zeros, the products of the others (NumPy, or from tensor operations
+    under ``create_graph``); and ``prod()`` of two zeros or more gives zeros in an
+    ordinary backward without looking at ``grad`` (a shortcut PyTorch takes only when
+    grad mode is off: an inf or NaN ``grad`` gives NaN under ``create_graph``).
+    """
+    zeros = int(np.count_nonzero(x._data == 0))
+    if zeros == 0:
+        return grad * (out / x)
     dim = ctx.dim
     if not is_grad_enabled():
+        if dim is None and zeros > 1:
+            return Tensor._wrap(np.zeros_like(x._data))
         others = _others_numpy(x._data, dim) if dim is not None else _others_numpy(x._data.reshape(-1), 0).reshape(x.shape)
         return grad * Tensor._wrap(others)
-    if not (x._data == 0).any():
-        return grad * out / x
     if dim is None:
         return grad * _others_tensor(x.reshape(-1), 0).reshape(x.shape)
     return grad * _others_tensor(x, dim)
@@ -97,6 +108,8 @@ class ProdAll(Function):
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
+        if a.ndim == 0:  # the product of one element is the element: the gradient passes as it is
+            return grad
         return _prod_grad(ctx, grad, a, out)
 
 
