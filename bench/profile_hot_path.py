@@ -1,7 +1,7 @@
 """Where the time of a small step goes: cProfile, grouped by the part of minigrad that spends it.
 
-    python bench/profile_hot_path.py                 # all three cases
-    python bench/profile_hot_path.py --case chain    # one of: custom_function, chain, mlp64
+    python bench/profile_hot_path.py                 # all four cases
+    python bench/profile_hot_path.py --case chain    # one of: custom_function, chain, tiny_mlp, mlp64
 
 The suite (bench_suite.py) says how fast; this says why. Each case is run
 under cProfile and every function's own time (tottime) is charged to a group:
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout, no install needed
 import minigrad  # noqa: E402
 import minigrad.nn as nn  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
-from bench_suite import double_function  # noqa: E402  (bench/ is on sys.path: this script's folder)
+from bench_suite import MLP_SIZES, TINY_MLP_SIZES, build_mlp, double_function  # noqa: E402  (bench/ is on sys.path)
 
 GROUPS = (  # (group, path fragments), first match wins
     ("Function.apply + ctx", ("minigrad/autograd/function.py",)),
@@ -70,11 +70,12 @@ def case_chain():
     return step, 10000
 
 
-def case_mlp64():
+def mlp_case(sizes: tuple, batch: int):
+    """One SGD step of the suite's MLP of ``sizes`` on the first ``batch`` digits."""
     data, labels = minigrad.data.load_digits()
-    xb = minigrad.from_numpy(np.ascontiguousarray(data[:64], np.float32))
-    yb = minigrad.from_numpy(labels[:64].astype(np.int64))
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+    xb = minigrad.from_numpy(np.ascontiguousarray(data[:batch], np.float32))
+    yb = minigrad.from_numpy(labels[:batch].astype(np.int64))
+    model = build_mlp(nn, sizes)
     opt = minigrad.optim.SGD(model.parameters(), lr=0.1)
 
     def step():
@@ -82,10 +83,19 @@ def case_mlp64():
         F.cross_entropy(model(xb), yb).backward()
         opt.step()
 
-    return step, 1000
+    return step
 
 
-CASES = {"custom_function": case_custom_function, "chain": case_chain, "mlp64": case_mlp64}
+def case_tiny_mlp():
+    return mlp_case(TINY_MLP_SIZES, 10), 5000
+
+
+def case_mlp64():
+    return mlp_case(MLP_SIZES, 64), 1000
+
+
+CASES = {"custom_function": case_custom_function, "chain": case_chain, "tiny_mlp": case_tiny_mlp,
+         "mlp64": case_mlp64}
 
 
 def group_of(filename: str) -> str:
