@@ -243,6 +243,5 @@ def test_retain_grad_of_a_view_survives_in_place_on_its_leaf_under_no_grad():
     check([leaf(()), ("view", "squeeze", 0, ()), ("retain_grad", 1), ("inplace", "clamp_", 0, None, None, True)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (F-29): leaky_relu's create_graph gradient does not require grad (as F-21)")
 def test_leaky_relu_gradient_under_create_graph_requires_grad():
     check([leaf((2,)), ("unary", "leaky_relu", 0), ("backward", 1, 0, None, True, None), ("take_grad", 0)])

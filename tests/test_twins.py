@@ -2,7 +2,7 @@
 
 Part 1. Several ops have a fast backward (a Numba kernel or plain NumPy) for an
 ordinary pass and a twin made of tensor operations for ``create_graph=True``
-(relu, sigmoid, tanh, softmax, gelu, the fused linear and cross-entropy, the
+(relu, leaky_relu, sigmoid, tanh, softmax, gelu, the fused linear and cross-entropy, the
 target gradient of binary_cross_entropy, prod). For every
 such op, and for the ops whose backward masks a gradient (clamp, maximum,
 max, where, pow, ...), each input class (zeros, negatives, -0.0, inf, NaN,
@@ -125,6 +125,7 @@ CASES: dict[str, Case] = {
     "cross_entropy_sum": Case(((3, 4),), _cross_entropy("sum"), 4),
     "cross_entropy_none": Case(((3, 4),), _cross_entropy("none"), 4),
     "gelu": Case(((3, 4),), lambda lib, x: _F(lib).gelu(x), 1),
+    "leaky_relu": Case(((3, 4),), lambda lib, x: _F(lib).leaky_relu(x, 0.1), 1),
     "binary_cross_entropy": Case(  # probabilities from sigmoid; the target's gradient has two paths too
         ((3, 4), (3, 4)), lambda lib, x, t: _F(lib).binary_cross_entropy(x.sigmoid(), t.sigmoid()), 1),
     "prod_dim": Case(((3, 4),), lambda lib, x: x.prod(1), 4),

@@ -28,7 +28,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.creation import generator
 from minigrad.dtypes import int32, int64
 from minigrad.functional_ops import cat, where
-from minigrad.nn.ops.activation import Gelu, Softplus
+from minigrad.nn.ops.activation import Gelu, LeakyRelu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
@@ -110,7 +110,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x (the derivative at 0 is negative_slope, as in PyTorch)."""
     _no_inplace("leaky_relu", inplace)
-    return where(input > 0, input, input * negative_slope)
+    return LeakyRelu.apply(input, negative_slope)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:

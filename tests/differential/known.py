@@ -8,5 +8,4 @@ OPEN_DIFFERENCES: dict[str, str] = {
     "float64 values put into float32 by advanced index": "test_setitem_with_advanced_index_refuses_another_dtype",
     "writing into an expand() under no_grad": "test_zero_of_an_expanded_tensor_under_no_grad",
     "cat/stack/matmul of mixed dtypes": "test_stack_promotes_a_float32_and_a_float64_0d_tensor",
-    "leaky_relu gradient under create_graph": "test_leaky_relu_gradient_under_create_graph_requires_grad",
 }

@@ -1,4 +1,4 @@
-"""GELU, Softplus and erf as Functions: activations that need a function NumPy lacks, or care at the edges.
+"""GELU, Softplus, LeakyReLU and erf as Functions: activations that need a function NumPy lacks, or care at the edges.
 
 Most activations in ``functional`` are a few tensor operations, which
 autograd differentiates to any order. These three are not:
@@ -13,6 +13,10 @@ autograd differentiates to any order. These three are not:
 - ``softplus`` is ``log(1 + exp(beta*x)) / beta``, which overflows if written
   as it reads; the forward uses ``logaddexp`` and returns ``x`` itself above
   ``threshold``, as PyTorch does (its derivative there is exactly 1).
+- ``leaky_relu``'s gradient ``grad`` or ``grad * slope`` does not depend on
+  ``x`` in value, but under ``create_graph=True`` PyTorch records it as a node
+  of ``x`` (with a zero derivative), so the gradient requires grad; written
+  with ``where`` it would not.
 """
 from __future__ import annotations
 
@@ -88,3 +92,48 @@ class Softplus(Function):
         scaled = x * ctx.beta
         linear = Tensor._wrap(scaled._data > ctx.threshold)  # PyTorch: the derivative is 1 above threshold
         return Where.apply(linear, grad, grad * scaled.sigmoid()), None, None
+
+
+def _leaky_relu_backward(x: Tensor, grad: Tensor, slope: float) -> Tensor:
+    """grad where x > 0, else grad * slope (NaN included): PyTorch's ``leaky_relu_backward``."""
+    if not is_grad_enabled():
+        g = grad._data
+        return Tensor._wrap(np.where(x._data > 0, g, g * g.dtype.type(slope)))
+    return LeakyReluBackward.apply(grad, x, slope)
+
+
+class LeakyRelu(Function):
+    """x where x > 0, else negative_slope * x (the derivative at 0 is negative_slope, as in PyTorch)."""
+
+    node_name = "LeakyReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, negative_slope):
+        data = x._data
+        if data.dtype.kind != "f":
+            raise NotImplementedError(f'"leaky_relu_cpu" not implemented for {x.dtype}: call .float() first')
+        ctx.save_for_backward(x)
+        ctx.slope = negative_slope
+        return Tensor._wrap(np.where(data > 0, data, data * data.dtype.type(negative_slope)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return _leaky_relu_backward(x, grad, ctx.slope), None
+
+
+class LeakyReluBackward(Function):
+    """leaky_relu's backward as a node, recorded under ``create_graph`` as PyTorch records it."""
+
+    node_name = "LeakyReluBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, x, slope):
+        ctx.save_for_backward(x)
+        ctx.slope = slope
+        return _leaky_relu_backward(x, grad, slope)
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        x, = ctx.saved_tensors
+        return _leaky_relu_backward(x, grad_grad, ctx.slope), Tensor._wrap(np.zeros_like(x._data)), None
