@@ -114,6 +114,33 @@ INPLACE = {
     "fill_": lambda t, o: t.fill_(o),
     "clamp_": lambda t, o: t.clamp_(-0.5, 1.0),
     "iadd": lambda t, o: t.__iadd__(o),
+    # In-place ops with no operand whose backward reads the values they overwrite (or their result).
+    "exp_": lambda t, o: t.exp_(),
+    "neg_": lambda t, o: t.neg_(),
+    "sigmoid_": lambda t, o: t.sigmoid_(),
+    "tanh_": lambda t, o: t.tanh_(),
+    "relu_": lambda t, o: t.relu_(),
+    "abs_": lambda t, o: t.abs_(),
+}
+INPLACE_NO_OPERAND = {"zero_", "clamp_", "exp_", "neg_", "sigmoid_", "tanh_", "relu_", "abs_"}
+
+# Activations of ``nn.functional`` (``F``), applied like the unary ops.
+FUNCTIONAL = {
+    "gelu": lambda F, t: F.gelu(t),
+    "gelu_tanh": lambda F, t: F.gelu(t, approximate="tanh"),
+    "silu": lambda F, t: F.silu(t),
+    "leaky_relu": lambda F, t: F.leaky_relu(t, 0.1),
+    "elu": lambda F, t: F.elu(t),
+    "softplus": lambda F, t: F.softplus(t, beta=2.0),
+}
+
+# Losses of ``nn.functional`` on an input and a target of the same shape.
+LOSSES = {
+    "mse_loss": lambda F, a, b, r: F.mse_loss(a, b, reduction=r),
+    "l1_loss": lambda F, a, b, r: F.l1_loss(a, b, reduction=r),
+    "smooth_l1_loss": lambda F, a, b, r: F.smooth_l1_loss(a, b, reduction=r, beta=0.5),
+    "huber_loss": lambda F, a, b, r: F.huber_loss(a, b, reduction=r, delta=1.5),
+    "bce_with_logits": lambda F, a, b, r: F.binary_cross_entropy_with_logits(a, b.sigmoid(), reduction=r),
 }
 
 
@@ -365,13 +392,16 @@ def _execute(lib, step: Step, env: list, i: int) -> None:
         env.append(lib.tensor(leaf_values(shape, seed, data_kind), requires_grad=requires_grad))
     elif kind == "unary":
         _, op, src = step
-        env.append(UNARY[op](env[src]))
+        env.append(FUNCTIONAL[op](lib.nn.functional, env[src]) if op in FUNCTIONAL else UNARY[op](env[src]))
     elif kind == "binary":
         _, op, a, b = step
         env.append(BINARY[op](env[a], env[b]))
     elif kind == "binary_scalar":
         _, op, a, scalar, reverse = step
         env.append(BINARY[op](scalar, env[a]) if reverse else BINARY[op](env[a], scalar))
+    elif kind == "loss":
+        _, op, a, b, reduction = step
+        env.append(LOSSES[op](lib.nn.functional, env[a], env[b], reduction))
     elif kind == "reduce":
         _, op, src, dim, keepdim = step
         env.extend(_reduce(lib, op, env[src], dim, keepdim))
@@ -460,7 +490,7 @@ def _uses(step: Step) -> list[int]:
     kind = step[0]
     if kind in ("unary",):
         return [step[2]]
-    if kind == "binary":
+    if kind in ("binary", "loss"):
         return [step[2], step[3]]
     if kind in ("binary_scalar", "reduce", "view", "shape_op", "multi"):
         return [step[2]]
@@ -489,7 +519,7 @@ def n_outputs(step: Step) -> int:
     """How many slots a step appends (a skipped step appends as many Nones)."""
     kind = step[0]
     if kind in ("leaf", "unary", "binary", "binary_scalar", "view", "index", "detach", "clone", "take_grad",
-                "shape_op", "join", "where"):
+                "shape_op", "join", "where", "loss"):
         return 1
     if kind == "multi":
         return step[4]

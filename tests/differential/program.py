@@ -19,7 +19,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 import minigrad
-from tests.differential.interpreter import BINARY, FUNCTION_ARITY, INPLACE, UNARY, UNARY_NEEDS, mask
+from tests.differential.interpreter import (
+    BINARY, FUNCTION_ARITY, FUNCTIONAL, INPLACE, INPLACE_NO_OPERAND, LOSSES, UNARY, UNARY_NEEDS, mask,
+)
 from tests.differential.known import OPEN_DIFFERENCES
 
 
@@ -27,7 +29,7 @@ def _has(*methods: str) -> bool:
     return all(hasattr(minigrad.Tensor, m) for m in methods)
 
 
-UNARY_OPS = sorted(op for op in UNARY if _has(*UNARY_NEEDS.get(op, ())))
+UNARY_OPS = sorted(op for op in UNARY if _has(*UNARY_NEEDS.get(op, ()))) + sorted(FUNCTIONAL)
 BINARY_OPS = sorted(BINARY)
 REDUCTIONS = ["sum", "mean", "max", "min", "softmax", "log_softmax"] + [
     op for op in ("cumsum", "logsumexp", "prod", "std", "var", "norm") if _has(op)
@@ -41,6 +43,10 @@ NODE_HOOKS = hasattr(minigrad.autograd.graph.Node, "register_prehook") and hasat
     minigrad.autograd.graph.Node, "register_hook"
 )
 SCALARS = [2.0, -1.5, 0.5, 3.0]
+# Ops whose gradient is piecewise constant: under create_graph torch still records it (open differences).
+CONSTANT_GRAD_OPS = {"relu", "abs", "relu_", "abs_"} | (
+    {"leaky_relu"} if "leaky_relu gradient under create_graph" in OPEN_DIFFERENCES else set()
+)
 
 
 
@@ -193,7 +199,7 @@ class _Builder:
         if i is None:
             return
         op = _choice(self.draw, UNARY_OPS)
-        self.constant_grad_ops |= op in ("relu", "abs")
+        self.constant_grad_ops |= op in CONSTANT_GRAD_OPS
         s = self.slots[i]
         self.add(("unary", op, i), Slot(s.shape, s.requires_grad, leaf=not s.requires_grad))
 
@@ -223,6 +229,17 @@ class _Builder:
         sb = self.slots[b]
         rg = sa.requires_grad or sb.requires_grad
         self.add(("binary", op, a, b), Slot(np.broadcast_shapes(sa.shape, sb.shape), rg, leaf=not rg))
+
+    def loss(self) -> None:
+        a = self.pick(lambda s: s.is_float)
+        if a is None:
+            return
+        sa = self.slots[a]
+        b = self.pick(lambda s: s.is_float and s.shape == sa.shape)
+        op = _choice(self.draw, sorted(LOSSES))
+        reduction = _choice(self.draw, ["mean", "sum", "none"])
+        rg = sa.requires_grad or self.slots[b].requires_grad
+        self.add(("loss", op, a, b, reduction), Slot(sa.shape if reduction == "none" else (), rg, leaf=not rg))
 
     def reduce(self) -> None:
         i = self.pick(lambda s: s.is_float)
@@ -427,7 +444,8 @@ class _Builder:
         op = _choice(self.draw, sorted(INPLACE))
         if s.expanded and "writing into an expand() under no_grad" in OPEN_DIFFERENCES:
             return
-        if op in ("zero_", "clamp_"):
+        self.constant_grad_ops |= op in CONSTANT_GRAD_OPS
+        if op in INPLACE_NO_OPERAND:
             operand, scalar = None, None
         elif op == "fill_":
             operand, scalar = None, _choice(self.draw, SCALARS)
@@ -484,8 +502,9 @@ class _Builder:
         self.steps.append(("node_hook", i, which, _choice(self.draw, [None, 2.0])))
 
     def retain_grad(self) -> None:
+        skip_views = "retain_grad of a view" in OPEN_DIFFERENCES
         i = self.pick(lambda s: s.requires_grad)
-        if i is not None:
+        if i is not None and not (skip_views and self.slots[i].storage != i):
             self.steps.append(("retain_grad", i))
 
     def _grad_inputs(self, min_size: int) -> list[int]:
@@ -630,7 +649,7 @@ STEP_KINDS = (
     ["leaf"] * 2 + ["unary"] * 3 + ["binary"] * 3 + ["reduce"] * 2 + ["view"] * 3 + ["index"] * 3
     + ["inplace"] * 3 + ["setitem"] * 2 + ["hook"] * 2 + ["retain_grad"] + ["backward"] * 3 + ["grad"]
     + ["func"] * 2 + ["detach", "clone", "take_grad", "zero_grad"]
-    + ["shape_op"] * 2 + ["multi", "join", "where"]
+    + ["shape_op"] * 2 + ["multi", "join", "where", "loss"]
     + (["node_hook"] if NODE_HOOKS else [])
 )
 
