@@ -53,7 +53,11 @@ def mask(shape: tuple, seed: int) -> np.ndarray:
 
 
 def _array(t) -> np.ndarray:
-    return np.array(t.detach().numpy(), copy=True)
+    t = t.detach()
+    if getattr(t, "_is_zerotensor", lambda: False)():
+        # torch's lazily materialized zeros (e.g. abs's second derivative) refuse numpy() without force=
+        return np.zeros(tuple(t.shape), dtype=_dtype_name(t))
+    return np.array(t.numpy(), copy=True)
 
 
 def _dtype_name(t) -> str:
@@ -102,6 +106,9 @@ BINARY = {
     "pow": lambda a, b: a ** b,
     "maximum": lambda a, b: a.maximum(b),
     "matmul": lambda a, b: a @ b,
+    "mm": lambda a, b: a.mm(b),
+    "mv": lambda a, b: a.mv(b),
+    "bmm": lambda a, b: a.bmm(b),
 }
 
 INPLACE = {
@@ -161,8 +168,16 @@ def _reduce(lib, op: str, t, dim, keepdim: bool) -> list:
         return [t.prod() if dim is None else t.prod(dim, keepdim=keepdim)]
     if op == "norm":
         return [t.norm() if dim is None else t.norm(2, dim, keepdim=keepdim)]
+    if op == "norm1":
+        return [t.norm(1, dim, keepdim=keepdim)]
     if op in ("std", "var"):
         return [getattr(t, op)() if dim is None else getattr(t, op)(dim, keepdim=keepdim)]
+    if op in ("std0", "var0"):  # the population statistic: correction=0
+        return [getattr(t, op[:-1])(dim, keepdim=keepdim, correction=0)]
+    if op in ("sort", "sort_descending"):  # stable, so ties (integer leaves) give the same indices
+        # (torch's overload with stable= takes dim only by keyword)
+        values, indices = t.sort(dim=dim, descending=op == "sort_descending", stable=True)
+        return [values, indices]
     raise ValueError(f"unknown reduction {op!r}")
 
 
@@ -524,7 +539,8 @@ def n_outputs(step: Step) -> int:
     if kind == "multi":
         return step[4]
     if kind == "reduce":
-        return 2 if step[1] in ("max", "min") and step[3] is not None else 1  # (values, indices)
+        # (values, indices)
+        return 2 if (step[1] in ("max", "min") and step[3] is not None) or step[1].startswith("sort") else 1
     if kind == "grad":
         return len(step[2])
     if kind == "func":

@@ -30,10 +30,11 @@ def _has(*methods: str) -> bool:
 
 
 UNARY_OPS = sorted(op for op in UNARY if _has(*UNARY_NEEDS.get(op, ()))) + sorted(FUNCTIONAL)
-BINARY_OPS = sorted(BINARY)
+BINARY_OPS = sorted(set(BINARY) - {"mm", "mv", "bmm"})  # (matmul becomes one of these when the shapes fit)
 REDUCTIONS = ["sum", "mean", "max", "min", "softmax", "log_softmax"] + [
     op for op in ("cumsum", "logsumexp", "prod", "std", "var", "norm") if _has(op)
-]
+] + (["std0", "var0", "norm1"] if _has("std", "var", "norm") else []) + (
+    ["sort", "sort_descending"] if _has("sort") else [])
 SHAPE_OPS = [op for op in ("flip", "roll", "tril", "triu", "masked_fill", "repeat", "t", "index_select", "gather")
              if _has(op)]
 MULTI_OPS = [op for op in ("chunk", "split", "unbind") if _has(op)]
@@ -216,6 +217,7 @@ class _Builder:
             if b is not None:
                 sb = self.slots[b]
                 rg = sa.requires_grad or sb.requires_grad
+                op = _choice(self.draw, ["matmul", _matmul_method(sa.shape, sb.shape)])
                 self.add(("binary", op, a, b), Slot(_matmul_shape(sa.shape, sb.shape), rg, leaf=not rg))
                 return
             op = "mul"
@@ -250,14 +252,14 @@ class _Builder:
         nd = len(s.shape)
         if op == "prod" and int(np.prod(s.shape)) == 1 and "prod of one element under create_graph" in OPEN_DIFFERENCES:
             op = "sum"
-        needs_dim = op in ("softmax", "log_softmax", "cumsum", "logsumexp")
+        needs_dim = op in ("softmax", "log_softmax", "cumsum", "logsumexp", "sort", "sort_descending")
         if needs_dim or _bool(self.draw):
             dim = self.draw(_ints(-max(nd, 1), max(nd, 1) - 1))
         else:
             dim = None
         keepdim = dim is not None and _bool(self.draw)
         out = Slot(_reduced_shape(s.shape, op, dim, keepdim), s.requires_grad, leaf=not s.requires_grad)
-        if op in ("max", "min") and dim is not None:
+        if (op in ("max", "min") and dim is not None) or op.startswith("sort"):
             indices = replace(out, requires_grad=False, leaf=True, is_float=False)
             self.add(("reduce", op, i, dim, keepdim), replace(out, node_has_nondiff_output=True), indices)
         else:
@@ -610,6 +612,17 @@ def _matmul_shape(a: tuple, b: tuple) -> tuple | None:
         return None
 
 
+def _matmul_method(a: tuple, b: tuple) -> str:
+    """The method that does this product of shapes ``matmul`` takes: mm, mv, bmm (or matmul itself)."""
+    if len(a) == 2 and len(b) == 2:
+        return "mm"
+    if len(a) == 2 and len(b) == 1:
+        return "mv"
+    if len(a) == 3 and len(b) == 3 and a[0] == b[0]:
+        return "bmm"
+    return "matmul"
+
+
 def _torch_empty(shape: tuple):
     """For ops whose output shapes follow rules too fiddly to restate (chunk, split): ask torch."""
     import torch
@@ -618,7 +631,7 @@ def _torch_empty(shape: tuple):
 
 
 def _reduced_shape(shape: tuple, op: str, dim, keepdim: bool) -> tuple:
-    if op in ("softmax", "log_softmax", "cumsum"):
+    if op in ("softmax", "log_softmax", "cumsum", "sort", "sort_descending"):
         return shape
     if dim is None:
         return ()
