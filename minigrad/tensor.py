@@ -44,7 +44,7 @@ class Tensor:
     """An n-dimensional array with automatic differentiation."""
 
     __slots__ = (
-        "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
+        "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
         "_base", "_view_meta", "_hooks", "_grad_accumulator", "__weakref__",
     )
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__ instead of looping in NumPy
@@ -59,7 +59,7 @@ class Tensor:
         self._data = array
         self._requires_grad = False
         self._grad = None
-        self.grad_fn = None
+        self._grad_fn = None  # (the grad_fn property brings a view's history up to date first)
         self._output_nr = 0
         self._version_counter = _VersionCounter()
         self._base = None  # for a view: the tensor that owns the memory (never itself a view)
@@ -86,9 +86,9 @@ class Tensor:
     # -- autograd state ---------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        if self._view_meta is not None:
-            self._sync_view()
-        return self._requires_grad
+        # As PyTorch's views: one requires grad when its base does (even one taken under no_grad),
+        # and reading the flag never brings a stale view's history up to date (so it never raises).
+        return self._requires_grad or (self._base is not None and self._base._requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -96,7 +96,7 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Ask for gradients of this leaf to be accumulated into ``.grad``."""
-        if self.grad_fn is not None and not requires_grad:
+        if self._grad_fn is not None and not requires_grad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
@@ -113,9 +113,18 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors that no recorded operation produced."""
+        return self.grad_fn is None
+
+    @property
+    def grad_fn(self):
+        """The node that produced this tensor (None for a leaf).
+
+        As in PyTorch, reading it is when a view whose base (or another view of
+        it) changed in place since gets its new history (``_sync_view``).
+        """
         if self._view_meta is not None:
             self._sync_view()
-        return self.grad_fn is None
+        return self._grad_fn
 
     @property
     def output_nr(self) -> int:
@@ -124,7 +133,8 @@ class Tensor:
 
     @property
     def grad(self) -> "Tensor | None":
-        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+        # (the stored grad_fn: as in PyTorch, reading .grad does not bring a view's history up to date)
+        if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
                 ".grad attribute won't be populated during autograd.backward(). If you indeed want "
@@ -147,7 +157,8 @@ class Tensor:
 
     @property
     def _retains_grad(self) -> bool:
-        return self.grad_fn is not None and self._output_nr in (self.grad_fn._retains_grad or ())
+        node = self._grad_fn
+        return node is not None and self._output_nr in (node._retains_grad or ())
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` during backward.
@@ -155,12 +166,13 @@ class Tensor:
         It follows the tensor through in-place operations (``_set_history``
         moves it), so ``.grad`` is the gradient of the current values.
         """
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is not None:
-            if self.grad_fn._retains_grad is None:
-                self.grad_fn._retains_grad = {}
-            self.grad_fn._retains_grad[self._output_nr] = weakref.ref(self)
+        node = self.grad_fn
+        if node is not None:
+            if node._retains_grad is None:
+                node._retains_grad = {}
+            node._retains_grad[self._output_nr] = weakref.ref(self)
 
     def _accumulate_retained(self, grad: "Tensor") -> None:
         """PyTorch's retain_grad rule: a copy first (recorded under create_graph), then out-of-place sums."""
@@ -169,45 +181,48 @@ class Tensor:
     def _set_history(self, grad_fn, output_nr: int) -> None:
         """Give this tensor a new producer after an in-place change.
 
+        Also when a view is taken again from its base (``_regenerate_view``).
         Hooks registered so far stay with the old node (they belong to the old
-        values); ``retain_grad()`` moves to the new one, as in PyTorch.
+        values) and the next ``register_hook`` starts a new dict on the new one;
+        ``retain_grad()`` moves to the new node, as in PyTorch.
         """
-        old = self.grad_fn
+        old = self._grad_fn
         retained = old is not None and old._retains_grad and old._retains_grad.get(self._output_nr)
         if retained and retained() is self:
             del old._retains_grad[self._output_nr]
-        self._requires_grad, self.grad_fn, self._output_nr = grad_fn is not None, grad_fn, output_nr
+        self._requires_grad, self._grad_fn, self._output_nr = grad_fn is not None, grad_fn, output_nr
+        self._hooks = None
         if retained and retained() is self:
             self.retain_grad()
 
     def register_hook(self, hook) -> "RemovableHandle":
         """Call ``hook(grad)`` with this tensor's full gradient; a returned tensor replaces it.
 
-        On a non-leaf the hook belongs to the current version: an in-place
-        operation afterwards gives the tensor a new node, and the hook keeps
-        firing at the old one, with the gradient of the values before it.
+        On a non-leaf the hook belongs to the current version. As in PyTorch,
+        the tensor keeps one dict of hooks, attached to its ``grad_fn`` by the
+        first ``register_hook``; an in-place operation gives the tensor a new
+        node and a fresh dict, and the old hooks keep firing at the old node,
+        with the gradient of the values before it. (A view whose base changed
+        gets its new node only when its history is next looked at: its
+        ``grad_fn``, an operation on it; hooks registered before that still
+        join the old dict, as in PyTorch.)
         """
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is None:  # a leaf: AccumulateGrad reads the tensor's own hooks
-            if self._hooks is None:
-                self._hooks = OrderedDict()
-            return add_hook(self._hooks, hook)
-        node, output_nr = self._edge()
-        if node._pre_hooks is None:
-            node._pre_hooks = {}
-        hooks = node._pre_hooks.get(output_nr)
+        hooks = self._hooks
         if hooks is None:
-            hooks = node._pre_hooks[output_nr] = OrderedDict()
+            hooks = self._hooks = OrderedDict()
+            node = self.grad_fn
+            if node is not None:  # (on a leaf, AccumulateGrad reads the tensor's own dict)
+                node._pre_hooks = (node._pre_hooks or ()) + ((self._output_nr, hooks),)
         return add_hook(hooks, hook)
 
     def _edge(self) -> tuple:
         """Where this tensor's gradient goes: its producer, or its leaf accumulator."""
-        meta = self._view_meta
-        if meta is not None and meta.base_grad_fn is not self._base.grad_fn:
-            self._regenerate_view()
-        if self.grad_fn is not None:
-            return (self.grad_fn, self._output_nr)
+        if self._view_meta is not None:
+            self._sync_view()
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._output_nr)
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = AccumulateGrad(self)
@@ -228,7 +243,7 @@ class Tensor:
         """Cut this tensor from the graph in place (a view cannot be: its history is its base's)."""
         if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn, self._requires_grad = None, False
+        self._grad_fn, self._requires_grad = None, False
         return self
 
     def _alias(self) -> "Tensor":
@@ -239,29 +254,32 @@ class Tensor:
         """
         out = self.detach()
         out._base = self if self._base is None else self._base
-        out._view_meta = _ViewMeta(None, out._base.grad_fn)
+        out._view_meta = _ViewMeta(None, out._version_counter.value)
         return out
 
     # -- views: taken again from the base when the base's history changes ----------------------
     def _sync_view(self) -> None:
-        """Bring a view's history up to date if its base changed, when that is possible."""
-        meta = self._view_meta
-        if meta.base_grad_fn is not self._base.grad_fn and not meta.no_grad:
-            self._regenerate_view()  # (raises for a view it cannot take again, as PyTorch does)
+        """PyTorch's rule for a view's history: it is stale once the memory it shares changed
+        version since the history was built (an in-place op on the view, its base or another view
+        of it, recorded or not); then it is taken again from the base, or refused for a view that
+        cannot be. A view with no history, of a base that requires no grad, has nothing to update."""
+        if self._view_meta.version != self._version_counter.value and (
+            self._grad_fn is not None or self._base._requires_grad
+        ):
+            self._regenerate_view()
 
     def _view_needs_grad(self) -> bool:
-        """For a view that did not require grad, of a base that does: whether the base got its
-        history after the view was taken (then the view requires grad too, as in PyTorch)."""
-        if self._view_meta.base_grad_fn is not self._base.grad_fn:
-            self._edge()
-        return self._requires_grad
+        """For a view that does not require grad itself, of a base that does: it counts as requiring
+        grad (PyTorch's rule; a view taken under no_grad then has no edge), with its history up to date."""
+        self._sync_view()
+        return True
 
     def _regenerate_view(self) -> None:
         """Re-take this view from its base, whose history changed since (an in-place op on the
         base or on another view of it). As in PyTorch, the view's new grad_fn is one
         ``AsStridedBackward0`` node on the base's current history."""
         meta, base = self._view_meta, self._base
-        if meta.no_grad:
+        if meta.no_grad:  # (PyTorch's text says "with grad mode enabled" even when it was not)
             raise RuntimeError(
                 "A view was created in no_grad mode and its base or another view of its base has been "
                 "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
@@ -270,22 +288,18 @@ class Tensor:
                 "or both outside (if you want the inplace to be tracked)."
             )
         if meta.steps is None:
-            raise RuntimeError(
-                "a view is being used after an in-place operation changed its base, and it was made "
-                f"by an operation minigrad cannot take again ({meta.reason()}). You can fix this by "
-                "cloning it (.clone()) before the in-place operation."
-            )
+            raise RuntimeError(meta.reason(indirect=True))
         with _enable_grad():
             view = _shape.AsStrided.apply(base, meta.steps)
-        self._requires_grad, self.grad_fn, self._output_nr = view._requires_grad, view.grad_fn, view._output_nr
-        meta.base_grad_fn = base.grad_fn
+        meta.version = self._version_counter.value  # (first: _set_history's retain_grad looks at the view again)
+        self._set_history(view._grad_fn, view._output_nr)
 
     def _check_inplace_on_view(self) -> None:
         """PyTorch's refusals for a recorded in-place operation on a view."""
         meta, base = self._view_meta, self._base
         if meta.steps is None:
-            raise RuntimeError(meta.reason() + " You can fix this by cloning it (.clone()) first.")
-        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(meta.reason(indirect=False))
+        if base._requires_grad and base._grad_fn is None:
             raise RuntimeError(
                 "a view of a leaf Tensor that requires grad is being used in an in-place operation. "
                 "Update the leaf inside `with minigrad.no_grad():`, or clone it first."
@@ -305,7 +319,7 @@ class Tensor:
         and the view is taken again from it."""
         base = self._base
         new_base = _shape.CopySlices.apply(base, result, self._view_meta.steps)
-        base._set_history(new_base.grad_fn, new_base._output_nr)
+        base._set_history(new_base._grad_fn, new_base._output_nr)
         self._regenerate_view()
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
@@ -448,8 +462,9 @@ class Tensor:
             extras.append(f"size={tuple(data.shape)}")
         if data.dtype not in (dtypes.default_float.numpy, np.dtype(np.int64), np.dtype(np.bool_)):
             extras.append(f"dtype={self.dtype}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{type(self.grad_fn).__name__}>")  # PyTorch: the class, without the C++ namespace
+        grad_fn = self.grad_fn
+        if grad_fn is not None:
+            extras.append(f"grad_fn=<{type(grad_fn).__name__}>")  # PyTorch: the class, without the C++ namespace
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
@@ -504,8 +519,8 @@ class Tensor:
         return NotImplemented if other is NotImplemented else _ew.Add.apply(self, other)
 
     def __radd__(self, other):
-        other = _operand(other)
-        return NotImplemented if other is NotImplemented else _ew.Add.apply(other, self)
+        other = _operand(other)  # self first, as in PyTorch: the number's edge comes second
+        return NotImplemented if other is NotImplemented else _ew.Add.apply(self, other)
 
     def __sub__(self, other):
         other = _operand(other)
@@ -520,8 +535,8 @@ class Tensor:
         return NotImplemented if other is NotImplemented else _ew.Mul.apply(self, other)
 
     def __rmul__(self, other):
-        other = _operand(other)
-        return NotImplemented if other is NotImplemented else _ew.Mul.apply(other, self)
+        other = _operand(other)  # self first, as in PyTorch: the number's edge comes second
+        return NotImplemented if other is NotImplemented else _ew.Mul.apply(self, other)
 
     def __truediv__(self, other):
         other = _operand(other)
@@ -718,13 +733,16 @@ class Tensor:
             if base is not None:
                 self._check_inplace_on_view()
                 self._sync_view()  # a view whose base changed since: its history first
-            elif self._requires_grad and self.grad_fn is None:
+            elif self._requires_grad and self._grad_fn is None:
                 raise RuntimeError(
                     "a leaf Tensor that requires grad is being used in an in-place operation. "
                     "Update parameters inside `with minigrad.no_grad():`, or use an out-of-place op."
                 )
             old = Tensor._wrap(self._data.copy())
-            old._requires_grad, old.grad_fn, old._output_nr = self._requires_grad, self.grad_fn, self._output_nr
+            # A view's old values get a node of their own on the base: as with PyTorch's CopySlices,
+            # backward never reaches the view's old node, so neither do the hooks registered on it.
+            source = self if base is None or self._grad_fn is None else _shape.AsStrided.apply(base, self._view_meta.steps)
+            old._requires_grad, old._grad_fn, old._output_nr = source._requires_grad, source._grad_fn, source._output_nr
             result = op.apply(old, *args)
         else:
             result = op.apply(self, *args)
@@ -736,25 +754,40 @@ class Tensor:
             raise RuntimeError(
                 f"result type {result.dtype} can't be cast to the desired output type {self.dtype}"
             )
-        if not self._data.flags.writeable and self._data.size:
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor refers to a "
-                "single memory location. Please clone() the tensor before performing the operation."
-            )
-        for a in args:
-            if isinstance(a, Tensor) and _overlaps(self._data, a._data, exact_is_fine=op is not _shape.IndexPut):
+        # PyTorch's overlap rules: a tensor whose elements repeat in memory (an expand()) may, when
+        # the write is not recorded, be filled with a number (every alias gets it), and advanced
+        # setitem on it only warns; other writes into it are refused. fill_ reads its 0-d value
+        # first, so that value may alias self.
+        written = (Ellipsis,)
+        strides = self._data.strides
+        if 0 in strides and self._data.size and (recording or op not in _FILLS_WITH_A_NUMBER) and any(
+            st == 0 and n > 1 for n, st in zip(self._data.shape, strides)
+        ):
+            if recording or op is not _shape.IndexPut:
                 raise RuntimeError(
-                    "unsupported operation: some elements of the input tensor and the written-to tensor "
-                    "refer to a single memory location. Please clone() the tensor before performing the operation."
+                    "unsupported operation: more than one element of the written-to tensor refers to a "
+                    "single memory location. Please clone() the tensor before performing the operation."
                 )
-        if self._data.size:  # (an empty expanded tensor is read-only, and there is nothing to write)
-            self._data[...] = result._data
+            warnings.warn(
+                "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+                "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor",
+                UserWarning, stacklevel=3,
+            )
+            written = args[0]  # only the indexed elements: writing the others back would undo them
+        if op is not _shape.FillTensor:
+            for a in args:
+                if isinstance(a, Tensor) and _overlaps(self._data, a._data, exact_is_fine=op is not _shape.IndexPut):
+                    raise RuntimeError(
+                        "unsupported operation: some elements of the input tensor and the written-to tensor "
+                        "refer to a single memory location. Please clone() the tensor before performing the operation."
+                    )
+        self._data[written] = result._data[written]
         self._version_counter.value += 1
         if recording:
             if base is not None:
                 self._rebase_view(result)
             else:
-                self._set_history(result.grad_fn, result._output_nr)
+                self._set_history(result._grad_fn, result._output_nr)
         return self
 
     def add_(self, other, alpha=1) -> "Tensor":
@@ -773,23 +806,57 @@ class Tensor:
         return self._inplace(_ew.Clamp, min, max)
 
     def fill_(self, value) -> "Tensor":
+        if isinstance(value, Tensor):  # differentiable in the value (FillBackward3)
+            if value.ndim:
+                raise RuntimeError(
+                    f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+                )
+            return self._inplace(_shape.FillTensor, value)
         return self._inplace(_shape.Fill, value)
 
     def zero_(self) -> "Tensor":
-        return self._inplace(_shape.Fill, 0)
+        return self._inplace(_shape.Zero, 0)
 
     def copy_(self, src: "Tensor") -> "Tensor":
         return self._inplace(_shape.Copy, (Ellipsis,), _operand(src))
 
     def __setitem__(self, key, value) -> None:
-        """``self[key] = value``: for basic keys a copy into the view ``self[key]``, as in PyTorch."""
+        """``self[key] = value``, as PyTorch does it.
+
+        For basic keys, into the view ``self[key]``: a number or a 0-d tensor
+        fills it; any other value is viewed without its leading 1s and expanded
+        to the view's shape, then copied (so ``x[None] = x`` copies x onto
+        itself, which is allowed). Other keys are an ``index_put_``, which
+        refuses a value of another dtype.
+        """
         index = _shape.normalize_index(key)
+        value = _operand(value)
         if _shape.is_basic(index):
-            if isinstance(value, Tensor) and value.ndim == 0:
-                value = value.clone()  # PyTorch fills with a 0-d value, read first: it may alias the target
-            self[key].copy_(value)
+            target = self[key]
+            if not isinstance(value, Tensor):
+                target.fill_(Tensor._wrap(np.asarray(value, dtype=self._data.dtype)))
+            elif value.ndim == 0:
+                target.fill_(value)
+            else:
+                if value.shape != target.shape:
+                    ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+                    if ones == value.ndim and target.ndim and _overlaps(target._data, value._data, False):
+                        # One element seen as 0-d, then expanded: its strides (all 0) never match
+                        # the target's, so PyTorch calls even the same element a partial overlap.
+                        raise RuntimeError(
+                            "unsupported operation: some elements of the input tensor and the written-to tensor "
+                            "refer to a single memory location. Please clone() the tensor before performing the operation."
+                        )
+                    value = value.reshape(value.shape[ones:]).expand(target.shape)
+                target.copy_(value)
         else:
-            self._inplace(_shape.IndexPut, index, _operand(value))
+            if isinstance(value, Tensor) and value._data.dtype != self._data.dtype and _same_dtype_needed(index, value):
+                raise RuntimeError(
+                    "Index put requires the source and destination dtypes match, got "
+                    f"{_scalar_type(self)} for the destination and {_scalar_type(value)} for the source."
+                    f" Convert the value first: value.to({self.dtype})."
+                )
+            self._inplace(_shape.IndexPut, index, value)
 
     __iadd__ = add_
     __isub__ = sub_
@@ -1034,22 +1101,26 @@ class _ViewMeta:
     ``(Function, args)`` pairs: replaying them on the base gives the view again,
     with the base's current history (``Tensor._regenerate_view``). None for a
     view that cannot be replayed: an output of a custom Function or of an op
-    that returns several views (``custom`` then holds PyTorch's message why).
-    ``base_grad_fn`` is the base's grad_fn when the view's history was built:
-    when they differ, the view's history is stale. ``no_grad``: made in no_grad mode.
+    that returns several views (``custom`` then holds PyTorch's message why, with
+    ``{change}`` for what happened). ``version`` is the shared version counter's
+    value when the view's history was built: once the counter moved on, the
+    history is stale (``Tensor._sync_view``). ``no_grad``: made in no_grad mode.
     """
 
-    __slots__ = ("steps", "base_grad_fn", "no_grad", "custom")
+    __slots__ = ("steps", "version", "no_grad", "custom")
 
-    def __init__(self, steps: tuple | None, base_grad_fn) -> None:
-        self.steps, self.base_grad_fn, self.no_grad, self.custom = steps, base_grad_fn, False, None
+    def __init__(self, steps: tuple | None, version: int) -> None:
+        self.steps, self.version, self.no_grad, self.custom = steps, version, False, None
 
-    def reason(self) -> str:
-        """Why in-place operations on this view cannot be recorded."""
-        return self.custom or (
-            "this view is the output of an operation that returns several views (like split or "
-            "unbind), or was made by a custom Function; such views cannot be modified in place"
-        )
+    def reason(self, indirect: bool) -> str:
+        """PyTorch's refusal of a view that cannot be replayed: modified in place itself, or
+        (``indirect``) used after its base or another view of its base was."""
+        change = "its base or another view of its base has been modified inplace" if indirect else "is being modified inplace"
+        return (self.custom or (
+            "This view was made by an operation that returns several views (like split or unbind) or by "
+            "a custom Function, and {change}; such a view cannot be taken again from its base. You can fix "
+            "this by cloning it (.clone()) first."
+        )).format(change=change)
 
 
 def copy_grad(grad: Tensor, retained: bool = False) -> Tensor:
@@ -1075,16 +1146,36 @@ def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> boo
 
     Only dense operands are compared (PyTorch gives up on the others, and so
     do we); they overlap when their byte ranges meet. Exactly the same
-    elements (``x.add_(x)``, ``x[:] = x``) is fine for most ops, not for
-    advanced setitem (``exact_is_fine=False``).
+    elements in the same order (``x.add_(x)``, ``x[:] = x``) is fine for most
+    ops, not for advanced setitem (``exact_is_fine=False``). PyTorch also
+    compares the strides of size-1 dimensions, which NumPy sets differently;
+    they address nothing, so they are left out.
     """
     if not written.size or not read.size or not np.may_share_memory(written, read):
         return False
     if not (_dense(written) and _dense(read)):
         return False
-    start = written.__array_interface__["data"][0], read.__array_interface__["data"][0]
-    exact = start[0] == start[1] and written.shape == read.shape and written.strides == read.strides
+    exact = (
+        written.__array_interface__["data"][0] == read.__array_interface__["data"][0]
+        and written.shape == read.shape
+        and all(a == b for n, a, b in zip(written.shape, written.strides, read.strides) if n != 1)
+    )
     return not (exact and exact_is_fine)
+
+
+def _same_dtype_needed(index: tuple, value: Tensor) -> bool:
+    """Whether PyTorch's setitem with this key is an ``index_put_``, which wants the value in the
+    target's dtype: a key with an index tensor or list, except a lone bool mask with a one-element
+    value (that is ``masked_fill_``, which casts the value, as basic keys do)."""
+    arrays = [k for k in index if isinstance(k, np.ndarray)]
+    if not arrays:
+        return False
+    return not (len(index) == 1 and arrays[0].dtype == np.bool_ and value._data.size == 1)
+
+
+def _scalar_type(t: Tensor) -> str:
+    """PyTorch's short name of a tensor's dtype in messages: Float, Double, Long, Int, Bool."""
+    return dtypes.TYPE_NAMES[t._data.dtype].removesuffix("Tensor")
 
 
 def _dense(a: np.ndarray) -> bool:
@@ -1132,3 +1223,6 @@ from minigrad.ops import scan as _scan  # noqa: E402
 from minigrad.ops import sorting as _sorting  # noqa: E402
 from minigrad.ops import stats as _stats  # noqa: E402
 from minigrad.ops import unary as _unary  # noqa: E402
+
+# The in-place ops that write a number into every element: they may write into an expand(), as in PyTorch.
+_FILLS_WITH_A_NUMBER = (_shape.Fill, _shape.Zero)

@@ -1057,3 +1057,259 @@ def test_overlap_check_only_for_dense_operands(write):
         exec(write)
         return x, m
     same(prog)
+
+
+# -- 10. a view's hooks, retain_grad and node hooks across in-place changes ------------------------
+# PyTorch's rule (VariableHooks::grad_fn, update_tensor_hooks_on_new_gradfn): a tensor keeps one dict of
+# hooks, attached to the grad_fn it has when the first hook is registered. When a view's history is taken
+# again (its base or another view of it was modified in place, with or without grad mode), it gets a new
+# AsStridedBackward0 node, lazily: at the next look at its history. The old hooks stay with the old node,
+# which backward no longer reaches; retain_grad moves to the new node. Each program was checked on torch.
+def _logging_hook(log, name, factor=None):
+    """A hook that logs its gradient and, with ``factor``, scales it (so a wrongly fired hook shows in .grad)."""
+    def hook(g):
+        log.append((name, g.tolist()))
+        return None if factor is None else g * factor
+    return hook
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_hook_on_a_view_stays_with_its_old_node_after_in_place_on_the_base(grad_mode):
+    """The second hook is registered before anything looks at the view's history again: it joins the old
+    dict too (PyTorch's laziness), so neither fires."""
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        h = x * 1
+        v = h[:2]
+        v.register_hook(_logging_hook(log, "A", 2.))
+        with lib.set_grad_enabled(grad_mode):
+            h.mul_(2)
+        v.register_hook(_logging_hook(log, "B", 3.))
+        (v * lib.tensor([1., 10.])).sum().backward()
+        return log, x.grad, v.grad_fn.name()
+    same(prog)
+
+
+@pytest.mark.parametrize("look", ["is_leaf", "an op"])
+def test_hook_registered_after_the_view_was_looked_at_goes_to_the_new_node(look):
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2.], requires_grad=True)
+        h = x * 1
+        v = h[:1]
+        v.register_hook(_logging_hook(log, "A", 2.))
+        h.mul_(2)
+        y = v * 5 if look == "an op" else (v.is_leaf, v * 5)[1]
+        v.register_hook(_logging_hook(log, "B", 3.))
+        y.sum().backward()
+        return log, x.grad
+    same(prog)
+
+
+def test_hook_on_the_base_still_fires_with_the_base_in_place_gradient():
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        h = x * 1
+        v = h[:2]
+        v.register_hook(_logging_hook(log, "view"))
+        h.mul_(2)
+        (h * lib.tensor([1., 10., 100.])).sum().backward()
+        return log, x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("root", ["base", "view"])
+def test_hooks_before_an_in_place_op_on_the_view_itself_never_fire(root):
+    """minigrad's old in-place path went through the view's old node, so hook A doubled the gradient."""
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        h = x * 1
+        v = h[1:]
+        v.register_hook(_logging_hook(log, "A", 2.))
+        v.mul_(3)
+        v.register_hook(_logging_hook(log, "B", 5.))
+        out = h * lib.tensor([1., 10., 100.]) if root == "base" else v * lib.tensor([10., 100.])
+        out.sum().backward()
+        return log, x.grad, v.grad_fn.name(), h.grad_fn.name()
+    same(prog)
+
+
+def test_hook_on_a_view_after_in_place_on_the_view_under_no_grad():
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        v = (x * 1)[1:]
+        v.register_hook(_logging_hook(log, "A", 2.))
+        with lib.no_grad():
+            v.mul_(3)
+        v.register_hook(_logging_hook(log, "B", 5.))
+        (v * lib.tensor([10., 100.])).sum().backward()
+        return log, x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("changed", ["outer view", "inner view"])
+def test_hooks_and_retain_grad_on_a_view_of_a_view(changed):
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2., 3., 4.], requires_grad=True)
+        h = x * 1
+        v = h[1:]
+        w = v[1:]
+        w.register_hook(_logging_hook(log, "W"))
+        v.register_hook(_logging_hook(log, "V"))
+        w.retain_grad()
+        v.retain_grad()
+        (v if changed == "outer view" else w).mul_(2)
+        v.register_hook(_logging_hook(log, "V2"))
+        w.register_hook(_logging_hook(log, "W2"))
+        (v * lib.tensor([1., 10., 100.])).sum().backward(retain_graph=True)
+        (w * lib.tensor([1000., 10000.])).sum().backward()
+        return log, x.grad, w.grad, v.grad, w.grad_fn.name(), v.grad_fn.name()
+    same(prog)
+
+
+def test_removing_hooks_after_the_view_was_regenerated():
+    """A handle removes its hook from whichever dict holds it, old node or new."""
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2.], requires_grad=True)
+        h = x * 1
+        v = h[:1]
+        a = v.register_hook(_logging_hook(log, "A"))
+        h.mul_(2)
+        v.grad_fn  # noqa: B018 - looking at the history takes the view again
+        b = v.register_hook(_logging_hook(log, "B"))
+        v.register_hook(_logging_hook(log, "C"))
+        a.remove()
+        b.remove()
+        v.sum().backward()
+        return log, x.grad
+    same(prog)
+
+
+def test_hook_on_a_view_of_a_leaf_after_the_leaf_changed_under_no_grad():
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2.], requires_grad=True)
+        v = x[:1]
+        v.register_hook(_logging_hook(log, "A", 2.))
+        with lib.no_grad():
+            x.mul_(2)
+        v.register_hook(_logging_hook(log, "B", 3.))
+        v.sum().backward()
+        return log, x.grad, v.grad_fn.name()
+    same(prog)
+
+
+def test_hook_on_a_view_taken_under_no_grad_of_a_leaf():
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2.], requires_grad=True)
+        with lib.no_grad():
+            v = x[:1]
+        v.register_hook(_logging_hook(log, "A", 2.))
+        (v * 3).sum().backward()
+        return log, x.grad, v.grad, v.is_leaf, v.requires_grad
+    same(prog)
+
+
+@pytest.mark.parametrize("change", ["base, grad mode", "base, no_grad", "leaf, no_grad", "view itself",
+                                    "sibling view"])
+def test_retain_grad_of_a_view_follows_it_to_its_new_node(change):
+    """F-23 and variants: the view's .grad is the gradient of its current values."""
+    def prog(lib):
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        h = x * 1
+        v = (x if change == "leaf, no_grad" else h)[:2]
+        v.retain_grad()
+        if change == "base, grad mode":
+            h.mul_(2)
+        elif change == "view itself":
+            v.mul_(2)
+        elif change == "sibling view":
+            h[1:].mul_(10)
+        else:
+            with lib.no_grad():
+                (x if change == "leaf, no_grad" else h).mul_(2)
+        (v * lib.tensor([3., 30.])).sum().backward()
+        return v.grad, v.retains_grad, x.grad, v.grad_fn.name()
+    same(prog)
+
+
+def test_retained_grad_of_a_view_is_kept_across_its_regeneration():
+    def prog(lib):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        h = x * 1
+        v = h[:1]
+        v.retain_grad()
+        (v * 3).sum().backward(retain_graph=True)
+        first = v.grad.clone()
+        h.mul_(2)
+        kept = (v.grad.clone(), v.retains_grad)
+        (v * 5).sum().backward()
+        return first, kept, v.grad, x.grad
+    same(prog)
+
+
+def test_retain_grad_of_a_view_changed_in_place_then_backward_of_its_base():
+    """The view's new node is not in the base's backward graph: its .grad stays None."""
+    def prog(lib):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        h = x * 1
+        v = h[:1]
+        v.retain_grad()
+        v.mul_(2)
+        (h * 5).sum().backward()
+        return v.grad, v.retains_grad, x.grad
+    same(prog)
+
+
+def test_node_hooks_on_a_view_s_old_grad_fn_do_not_fire():
+    """F-27's variant with grad mode on; a node hook registered on the old node never fires."""
+    def prog(lib):
+        log = []
+        x = lib.tensor([1., 2.], requires_grad=True)
+        h = x * 1
+        v = h[:1]
+        v.grad_fn.register_prehook(lambda grad_outputs: log.append("pre"))
+        v.grad_fn.register_hook(lambda grad_inputs, grad_outputs: log.append("post"))
+        h.mul_(2)
+        v.sum().backward()
+        return log, x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("dirty", ["non-leaf", "view"])
+def test_mark_dirty_drops_the_retained_grad_and_keeps_old_hooks(dirty):
+    """F-26: a custom Function's mark_dirty resets a retained .grad (a built-in in-place op keeps it)."""
+    def prog(lib):
+        Double = _dirty_functions(lib)[0]
+        log = []
+        a = lib.tensor([1., 2.], requires_grad=True)
+        h = a * 1
+        t = h if dirty == "non-leaf" else h[:1]
+        t.retain_grad()
+        t.register_hook(_logging_hook(log, "old", 7.))
+        t.sum().backward(retain_graph=True)
+        before = t.grad.clone()
+        Double.apply(t)
+        after = (t.grad, t.retains_grad, t.grad_fn.name())
+        t.register_hook(_logging_hook(log, "new", 5.))
+        (t * 3).sum().backward()
+        return before, after, t.grad, a.grad, log
+    same(prog)
+
+
+def test_a_built_in_in_place_op_keeps_the_retained_grad():
+    def prog(lib):
+        a = lib.tensor([1.], requires_grad=True)
+        y = a.sum()
+        y.retain_grad()
+        y.backward(retain_graph=True)
+        y.mul_(2)
+        return y.grad, y.retains_grad
+    same(prog)

@@ -336,6 +336,8 @@ def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recordi
                 "copy (.clone()), or apply the Function under minigrad.no_grad()."
             )
         t._version_counter.value += 1  # as PyTorch's apply; it also counts writes made through NumPy
+        if recording and t._data.dtype.kind == "f" and _index_of(t, ctx._non_differentiable) is None:
+            t._grad = None  # PyTorch's custom Functions drop a retained .grad here (its built-in in-place ops keep it)
         dirty.append(t)
     ctx._dirty = tuple(dirty)
 
@@ -365,12 +367,12 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
             out._requires_grad = False
         elif dirty and out._base is not None:  # a view changed in place: its base gets the new history
             values = Tensor._wrap(out._data)
-            values._requires_grad, values.grad_fn, values._output_nr = True, ctx, i
+            values._requires_grad, values._grad_fn, values._output_nr = True, ctx, i
             out._rebase_view(values)
         elif dirty:
             out._set_history(ctx, i)  # retain_grad moves to the new version; hooks stay with the old one
         else:
-            out._requires_grad, out.grad_fn, out._output_nr = True, ctx, i
+            out._requires_grad, out._grad_fn, out._output_nr = True, ctx, i
         connected.append(out)
 
     if ctx._to_save:

@@ -38,7 +38,9 @@ class Node:
 
     next_functions: tuple = ()
     _num_outputs = 1
-    _pre_hooks: dict | None = None  # output_nr -> OrderedDict of tensor hooks (made when first needed)
+    # (output_nr, OrderedDict of tensor hooks) pairs: each tensor's dict, attached by its first
+    # register_hook (Tensor.register_hook says why a tensor's hooks can span several nodes).
+    _pre_hooks: tuple | None = None
     _retains_grad: dict | None = None  # output_nr -> weakref to the tensor
     _runs_without_grad = False  # run even when no gradient reached it (custom Functions, as in PyTorch)
     # (node pre-hooks, node post-hooks), made by the first register_prehook/register_hook:
@@ -89,7 +91,7 @@ class Node:
         (None for an output no gradient reached: PyTorch calls the hooks then too)."""
         if self._pre_hooks is None and self._retains_grad is None:
             return grads
-        for output_nr, hooks in (self._pre_hooks or {}).items():
+        for output_nr, hooks in self._pre_hooks or ():
             for hook in hooks.values():
                 replacement = hook(grads[output_nr])
                 if replacement is not None:
@@ -127,7 +129,7 @@ class AccumulateGrad(Node):
         hooks = self.variable._hooks
         if not hooks:
             return grads
-        self._pre_hooks = {0: hooks}
+        self._pre_hooks = ((0, hooks),)
         return super()._call_pre_hooks(grads)
 
     def _run_backward(self, grad_outputs: list) -> tuple:
@@ -303,7 +305,7 @@ class SavedTensor:
         out._version_counter = self.version_counter
         if self.requires_grad:
             out._requires_grad = True
-            out.grad_fn, out._output_nr = node, self.output_nr
+            out._grad_fn, out._output_nr = node, self.output_nr
         return out
 
     def _unpack_with_hook(self, node: Node):
@@ -318,9 +320,9 @@ class SavedTensor:
         if self.requires_grad:
             out._requires_grad = True
             if self.output_nr is not None:
-                out.grad_fn, out._output_nr = node, self.output_nr
+                out._grad_fn, out._output_nr = node, self.output_nr
             else:
-                out.grad_fn, out._output_nr, out._grad_accumulator = self.edge
+                out._grad_fn, out._output_nr, out._grad_accumulator = self.edge
         return out
 
     def _raise_modified(self, node: Node) -> NoReturn:

@@ -29,8 +29,9 @@ def view_of(base: Tensor, array: np.ndarray, step: tuple | None = None) -> Tenso
     """
     out = Tensor._wrap(array)
     # may_share_memory checks bounds only (exact overlap can cost far more than the op); an
-    # empty result shares no memory but is still a view when a view op made it.
-    if np.may_share_memory(array, base._data) or (array.size == 0 and step is not None):
+    # empty result shares no memory but is still a view (a view op made it; PyTorch's empty
+    # reshape is always a view too).
+    if array.size == 0 or np.may_share_memory(array, base._data):
         out._version_counter = base._version_counter
         root = base._base
         if root is None:
@@ -39,7 +40,7 @@ def view_of(base: Tensor, array: np.ndarray, step: tuple | None = None) -> Tenso
             steps = base._view_meta.steps
             steps = None if steps is None else steps + (step,)
         out._base = root
-        out._view_meta = _ViewMeta(None if step is None else steps, root.grad_fn)
+        out._view_meta = _ViewMeta(None if step is None else steps, out._version_counter.value)
     return out
 
 
@@ -164,9 +165,10 @@ class Expand(Function):
                     f"({a.shape[i]}) at non-singleton dimension {lead + i}.  Target sizes: {list(sizes)}.  "
                     f"Tensor sizes: {list(a.shape)}"
                 )
-        if shape[lead:] == a.shape and all(n == 1 for n in shape[:lead]):  # nothing repeated: writable
-            return view_of(a, a._data.reshape(shape), (Expand, (shape,)))
-        return view_of(a, np.broadcast_to(a._data, shape), (Expand, (shape,)))
+        # Writable, unlike np.broadcast_to's result: PyTorch lets one element of an expanded tensor
+        # be written, and fill_ write all of it; Tensor._inplace refuses the other repeated writes.
+        strides = np.broadcast_to(a._data, shape).strides
+        return view_of(a, np.lib.stride_tricks.as_strided(a._data, shape, strides), (Expand, (shape,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -208,10 +210,16 @@ class Cat(Function):
 
 
 def _promote_all(tensors) -> np.dtype:
-    """The dtype PyTorch gives a result made of all ``tensors``."""
+    """The dtype PyTorch gives ``cat`` or ``stack`` of all ``tensors``.
+
+    Every input counts as a dimensioned tensor (cat refuses 0-d inputs; stack
+    unsqueezes them first), so a 0-d float64 promotes a float32: the rule that a
+    0-d tensor does not promote a dimensioned one (``dtypes.result_type``) has no
+    dimensioned operand to apply to here.
+    """
     dtype = tensors[0]._data.dtype
     for t in tensors[1:]:
-        dtype = dtypes.result_type(np.empty(0, dtype), t._data)
+        dtype = dtypes.result_type(np.empty(0, dtype), np.empty(0, t._data.dtype))
     return dtype
 
 
@@ -597,13 +605,13 @@ class CopyGrad(Clone):
 
 
 class Fill(Function):
-    """The out-of-place form of ``fill_`` / ``zero_``: the old values get a zero gradient.
+    """The out-of-place form of ``fill_(number)``: the old values get a zero gradient.
 
     Zeros, not None, as in PyTorch: the nodes below still run (and a freed one
     still raises), and a leaf's ``.grad`` becomes zeros rather than staying None.
     """
 
-    node_name = "FillBackward0"
+    node_name = "FillBackward2"
 
     @staticmethod
     def forward(ctx, a, value):
@@ -612,3 +620,23 @@ class Fill(Function):
     @staticmethod
     def backward(ctx, grad):
         return Tensor._wrap(np.zeros_like(grad._data)), None
+
+
+class Zero(Fill):
+    """``zero_``: PyTorch names its node apart from fill_'s."""
+
+    node_name = "ZeroBackward0"
+
+
+class FillTensor(Function):
+    """``fill_(value)`` with a 0-d tensor: every element is that value, so its gradient is the sum."""
+
+    node_name = "FillBackward3"
+
+    @staticmethod
+    def forward(ctx, a, value):
+        return Tensor._wrap(np.full_like(a._data, value._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Tensor._wrap(np.zeros_like(grad._data)), grad.sum() if ctx.needs_input_grad[1] else None

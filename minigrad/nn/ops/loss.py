@@ -82,7 +82,7 @@ def _on_edge(values: Tensor, edge: tuple) -> Tensor:
     loss was computed); its values are not read. It stands for the input, which is not saved."""
     t = Tensor._wrap(values._data)
     t._requires_grad = True
-    t.grad_fn, t._output_nr = edge
+    t._grad_fn, t._output_nr = edge
     return t
 
 
