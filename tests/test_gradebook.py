@@ -1,4 +1,4 @@
-"""The class gradebook (minigrad.course.gradebook) and the runs that feed it.
+"""The class gradebook (minigrad.course.grading.gradebook) and the runs that feed it.
 
 A run adds or updates learners and keeps every other one; a quick look at one notebook
 records nothing; concurrent runs on one output folder lose nothing; an assignment's
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.course import grade_cli
-from minigrad.course.gradebook import Gradebook
-from minigrad.course.grader import load_templates
+from minigrad.course.grading import grade_cli
+from minigrad.course.grading.gradebook import Gradebook
+from minigrad.course.grading.grader import load_templates
 from tests.hostile import FULL, STAGE, solution_notebook, with_cells, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +63,7 @@ def test_a_run_adds_and_updates_learners_and_never_drops_others(tmp_path):
 WRITER = """
 import sys
 from pathlib import Path
-from minigrad.course.gradebook import Gradebook
+from minigrad.course.grading.gradebook import Gradebook
 out, who, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 book = Gradebook(out)
 for i in range(count):
@@ -182,7 +182,7 @@ def test_an_assignment_sets_the_columns_and_max_total(tmp_path):
 def test_shards_in_parallel_then_merge_give_the_gradebook_of_one_run(tmp_path):
     subs = _class(tmp_path / "subs", [f"learner{i}" for i in range(6)])
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "minigrad.course.grade_cli", str(subs), "-j", "1", "--quiet", *LIMITS]
+    command = [sys.executable, "-m", "minigrad.course.grading.grade_cli", str(subs), "-j", "1", "--quiet", *LIMITS]
     procs = [subprocess.Popen([*command, "--out", str(tmp_path / f"shard{k}"), "--shard", f"{k}/3"], env=env,
                               cwd=tmp_path, stderr=subprocess.PIPE) for k in (1, 2, 3)]
     procs.append(subprocess.Popen([*command, "--out", str(tmp_path / "one")], env=env, cwd=tmp_path,

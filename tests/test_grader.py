@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.course import grade_cli, gradescope
 from minigrad.course.checks import observation_problem, plain_problem
-from minigrad.course.grader import (
+from minigrad.course.grading import grade_cli, gradescope
+from minigrad.course.grading.grader import (
     collect_learners,
     gradebook_csv,
     identify_stage,
@@ -32,7 +32,7 @@ from minigrad.course.program import (
 )
 from minigrad.course.review import review_cells
 from minigrad.course.selfcheck import parity_problems, run_part
-from minigrad.course.sandbox import Capture
+from minigrad.course.grading.sandbox import Capture
 from minigrad.course.stages import get_stage
 from tests.hostile import solution_notebook, source_of, with_cells
 

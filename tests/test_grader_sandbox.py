@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 
 import tests.mutants
-from minigrad.course import grade_cli
-from minigrad.course.grader import GradeConfig, Grader, Learner, load_templates
-from minigrad.course.sandbox import RUN_ENV, Limits
+from minigrad.course.grading import grade_cli
+from minigrad.course.grading.grader import GradeConfig, Grader, Learner, load_templates
+from minigrad.course.grading.sandbox import RUN_ENV, Limits
 from tests.hostile import CASES, FULL, STAGE, solution_notebook, source_of, with_cells, write_case, write_json
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux /proc")
@@ -216,7 +216,7 @@ def test_ctrl_c_loses_nothing_already_graded(tmp_path):
         nb["metadata"]["learner"] = name  # identical files would share a cached result
         write_json(subs / name / f"{STAGE}.ipynb", nb)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "minigrad.course.grade_cli", str(subs), "-j", "1", "--out", str(out),
+    command = [sys.executable, "-m", "minigrad.course.grading.grade_cli", str(subs), "-j", "1", "--out", str(out),
                "--templates", str(ROOT / "exercises"), "--isolation", "none", "--cpu", "30", "--wall", "600"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -360,7 +360,7 @@ def test_gradescope_bundle_holds_no_solutions(bundle):
     assert [n for n in names if n.startswith("exercises/")] == [f"exercises/{STAGE}.ipynb"]
     assert not [n for n in names if n.startswith(("solutions/", "tests/")) or "/solutions/" in n or "/tests/" in n]
     assert not [n for n in names if n.endswith((".pyc", ".nbi", ".nbc"))]
-    assert "package/minigrad/course/sandbox_child.py" in names
+    assert "package/minigrad/course/grading/sandbox_child.py" in names
     normalized = {n: "\n".join(l.strip() for l in c.splitlines() if l.strip()) for n, c in contents.items()}
     # minigrad is the reference implementation: the worksheets rebuild its pieces, so their
     # solutions may match its code, and a stage module whose reference() re-implements the
@@ -478,9 +478,9 @@ def test_solution_copy_is_independent():
 
 # -- full isolation, where the machine allows it (root, with an interpreter other users can run) ----------
 def test_full_isolation_when_available(tmp_path):
-    from minigrad.course.sandbox import detect_isolation
+    from minigrad.course.grading.sandbox import detect_isolation
 
-    from minigrad.course.sandbox import IsolationUnavailable
+    from minigrad.course.grading.sandbox import IsolationUnavailable
 
     try:
         plan = detect_isolation("full", 1)
@@ -556,13 +556,13 @@ def test_gradescope_refusal_is_a_valid_result_that_names_the_problem(tmp_path, m
     (root / "source" / "config.json").write_text(json.dumps({"stages": [STAGE], "isolation": "full"}))
     write_json(root / "submission" / "mine.ipynb", solution_notebook())
 
-    import minigrad.course.sandbox as sandbox
+    import minigrad.course.grading.sandbox as sandbox
 
     broken = str(_broken_python(tmp_path))
     real = sandbox.detect_isolation
     monkeypatch.setattr(sandbox, "detect_isolation", lambda mode, slots=1, python=None: real(mode, slots, broken))
-    monkeypatch.setattr("minigrad.course.grader.detect_isolation", sandbox.detect_isolation)
-    from minigrad.course import gradescope
+    monkeypatch.setattr("minigrad.course.grading.grader.detect_isolation", sandbox.detect_isolation)
+    from minigrad.course.grading import gradescope
 
     assert gradescope.run(root) == 0
     results = json.loads((root / "results" / "results.json").read_text())
@@ -572,7 +572,7 @@ def test_gradescope_refusal_is_a_valid_result_that_names_the_problem(tmp_path, m
 def test_a_non_root_child_gets_no_network_in_a_user_namespace(tmp_path):
     """The child's bootstrap as an ordinary user: a user namespace of its own makes a network
     namespace possible (run here as uid 65534 with the system Python, where the machine allows)."""
-    from minigrad.course.sandbox import CHILD_SCRIPT
+    from minigrad.course.grading.sandbox import CHILD_SCRIPT
 
     system_python = "/usr/bin/python3"
     if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(system_python):
@@ -610,7 +610,7 @@ def test_a_non_root_child_gets_no_network_in_a_user_namespace(tmp_path):
 
 
 def test_gradescope_limits_add_up_against_the_timeout():
-    from minigrad.course.gradescope import STARTUP_SECONDS, check_timeout, worst_case_seconds
+    from minigrad.course.grading.gradescope import STARTUP_SECONDS, check_timeout, worst_case_seconds
 
     limits = Limits(wall_seconds=100, restarts=2)
     assert worst_case_seconds(limits, 2) == 2 * 3 * 100 + STARTUP_SECONDS
@@ -646,7 +646,7 @@ def test_the_guides_nbgrader_section_works_verbatim(tmp_path):
     nbgrader = Path(sys.executable).with_name("nbgrader")
     if not nbgrader.exists():
         pytest.skip("nbgrader is not installed (pip install -e '.[dev]')")
-    from minigrad.course.sandbox import IsolationUnavailable, detect_isolation
+    from minigrad.course.grading.sandbox import IsolationUnavailable, detect_isolation
 
     lines = _guide_block("### With nbgrader")
     split = next(i for i, line in enumerate(lines) if line.startswith("# ... release and collect"))

@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from minigrad.course.grader import GradeConfig, Grader
+from minigrad.course.grading.grader import GradeConfig, Grader
 from minigrad.course.selfcheck import RUN_ALL
 from minigrad.course.stages import get_stage
 from tests.test_notebooks import kernel_env

@@ -1,4 +1,4 @@
-"""Course tooling: stage registry, checks, grader, exercise builder, CLI.
+"""Course tooling: stage registry, checks, self-check, exercise builder, CLI (the grader: ``grading/``).
 
 Kept import-light on purpose: a learner's ``from minigrad.course import check``
 must be fast, so submodules that need nbformat or Jupyter (``build``, ``cli``)

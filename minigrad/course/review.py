@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from minigrad.course.sandbox_child import AUTOGRAD_LIBRARIES
+from minigrad.course.grading.sandbox_child import AUTOGRAD_LIBRARIES
 
 # Stages that do not (yet) declare ``forbidden`` themselves.
 BUILTIN_FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {

@@ -38,6 +38,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from minigrad.course.grading.options import add_limit_options, limits_from
+
 __all__ = ["main"]
 
 
@@ -46,38 +48,6 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
-
-
-def add_limit_options(parser: argparse.ArgumentParser) -> None:
-    from minigrad.course.sandbox import Limits
-
-    d = Limits()
-    group = parser.add_argument_group("limits per submission and stage (each sandboxed child process)")
-    group.add_argument("--cpu", type=float, default=d.cpu_seconds, metavar="SECONDS",
-                       help=f"CPU time (default {d.cpu_seconds:g})")
-    group.add_argument("--wall", type=float, default=d.wall_seconds, metavar="SECONDS",
-                       help=f"wall-clock time, then the process group is killed (default {d.wall_seconds:g})")
-    group.add_argument("--memory", type=int, default=d.memory_mb, metavar="MB",
-                       help=f"address space (default {d.memory_mb})")
-    group.add_argument("--restarts", type=int, default=d.restarts, metavar="N",
-                       help="fresh child processes allowed after one hangs or crashes, to grade the "
-                            f"remaining checks (default {d.restarts})")
-    group.add_argument("--isolation", choices=("full", "none", "auto", "require"), default="full",
-                       help="full (default): learner code runs with no network and as an unprivileged user, "
-                            "or the grader refuses and says how to fix the machine; none: resource limits only "
-                            "(learner code runs as you, with network: for trusted code). auto and require are "
-                            "older names for full")
-    group.add_argument("--python", metavar="PATH",
-                       help="the interpreter of the sandboxed children (default: the grader's own); it must "
-                            "import numpy, numba and this minigrad, and be readable by other users")
-
-
-def limits_from(args: argparse.Namespace):
-    from minigrad.course.sandbox import Limits
-
-    if min(args.cpu, args.wall) <= 0 or args.memory < 64 or args.restarts < 0:
-        raise ValueError("limits must be positive (--memory at least 64 MB)")
-    return Limits(cpu_seconds=args.cpu, wall_seconds=args.wall, memory_mb=args.memory, restarts=args.restarts)
 
 
 def _grade_parser() -> argparse.ArgumentParser:
@@ -137,8 +107,7 @@ def _assignment(args: argparse.Namespace, learners: list, templates_dir: Path | 
                 ) -> tuple[tuple[str, ...], list[Path]]:
     """The assignment's stage keys (--stages, else the stages of the submitted notebooks), and
     the submitted notebooks of other stages (left out of this run)."""
-    from minigrad.course import grader as g
-    from minigrad.course.gradescope import choose_stages
+    from minigrad.course.grading import grader as g
 
     templates = g.load_templates(templates_dir or g.find_templates())
     stage_of = {}
@@ -150,7 +119,7 @@ def _assignment(args: argparse.Namespace, learners: list, templates_dir: Path | 
                 key, _ = g.identify_stage(path, sub.notebook, templates) if sub.notebook else (None, "")
             stage_of[path] = key
     if args.stages:
-        stages = tuple(choose_stages(templates, [s.strip() for s in args.stages.split(",") if s.strip()]))
+        stages = tuple(g.choose_stages(templates, [s.strip() for s in args.stages.split(",") if s.strip()]))
     else:
         stages = tuple(k for k in templates if k in stage_of.values()) or tuple(templates)
     others = [path for path, key in stage_of.items() if key is not None and key not in stages]
@@ -190,7 +159,7 @@ class Progress:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "gradescope":
-        from minigrad.course.gradescope import build_main
+        from minigrad.course.grading.gradescope import build_main
 
         return build_main(argv[1:])
     if argv and argv[0] == "merge":
@@ -199,9 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = argv[1:]
     parser = _grade_parser()
     args = parser.parse_args(argv)  # exits with 2 on a usage error
-    from minigrad.course import grader as g
-    from minigrad.course.gradebook import Gradebook
-    from minigrad.course.sandbox import IsolationUnavailable
+    from minigrad.course.grading import grader as g
+    from minigrad.course.grading.gradebook import Gradebook
+    from minigrad.course.grading.sandbox import IsolationUnavailable
 
     try:
         limits = limits_from(args)
@@ -292,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def merge_main(argv: Sequence[str]) -> int:
     """``minigrad-grade merge SHARD_OUT... --out DIR``: one gradebook from the shards' stores."""
-    from minigrad.course.gradebook import Gradebook
+    from minigrad.course.grading.gradebook import Gradebook
 
     parser = argparse.ArgumentParser(
         prog="minigrad-grade merge",

@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Callable
 
 from minigrad.course.checks import NOT_IMPLEMENTED, check_seed, observation_problem
-from minigrad.course.gradebook import gradebook_csv, isolation_of, safe_name, write_json
-from minigrad.course.judge_worker import JudgeClient, JudgeError
+from minigrad.course.grading.gradebook import gradebook_csv, isolation_of, safe_name, write_json
+from minigrad.course.grading.judge_worker import JudgeClient, JudgeError
+from minigrad.course.grading.sandbox import Limits, Sandbox, SandboxStopped, detect_isolation, package_root
 from minigrad.course.program import ADDED, learner_program, solution_grade_ids
 from minigrad.course.review import forbidden_for, review_cells
-from minigrad.course.sandbox import Limits, Sandbox, SandboxStopped, detect_isolation, package_root
 
 STAGE_FILE = re.compile(r"^(\d\d)_([A-Za-z0-9_]+)")
 EXIT_OK, EXIT_UNGRADED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -75,7 +75,8 @@ def find_templates(start: Path | None = None) -> Path:
     """The templates that came with this grader: the copy inside an installed wheel, or the
     checkout's ``exercises/``; else ``exercises/`` at or above ``start`` (default: cwd)."""
     start = Path.cwd() if start is None else Path(start)
-    candidates = [Path(__file__).with_name("content") / "exercises", Path(package_root()) / "exercises"]
+    course = Path(__file__).resolve().parents[1]  # minigrad/course/, where a wheel keeps content/
+    candidates = [course / "content" / "exercises", Path(package_root()) / "exercises"]
     candidates += [folder / "exercises" for folder in (start.resolve(), *start.resolve().parents)]
     for folder in candidates:
         if folder.is_dir() and any(folder.glob("[0-9][0-9]_*.ipynb")):
@@ -98,6 +99,19 @@ def load_templates(folder: Path) -> dict[str, tuple]:
     return found
 
 
+def choose_stages(available: dict[str, tuple], wanted: list[str] | None) -> list[str]:
+    """The template keys of the stages ``wanted`` (by key, number or name; None: all), in order."""
+    if not wanted:
+        return list(available)
+    chosen = []
+    for want in wanted:
+        match = [key for key, (stage, _) in available.items() if want in (key, stage.number, stage.name)]
+        if not match:
+            raise KeyError(f"no worksheet template for stage {want!r}; available: {', '.join(available)}")
+        chosen += [m for m in match if m not in chosen]
+    return chosen
+
+
 def grader_version(templates: dict[str, tuple]) -> str:
     """The package version and a hash of everything a verdict depends on: minigrad's code
     (the reference), the course's checks and grader, and the templates."""
@@ -108,7 +122,7 @@ def grader_version(templates: dict[str, tuple]) -> str:
     except Exception:  # noqa: BLE001 - not installed: a source checkout
         base = "0+unknown"
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # minigrad/: the library, the course and this grader
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())

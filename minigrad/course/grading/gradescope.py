@@ -4,7 +4,7 @@
 
 - ``setup.sh``: Gradescope runs it once to build the image; it pip-installs the package;
 - ``run_autograder``: Gradescope runs it (as root) once per submission; it calls
-  ``python3 -m minigrad.course.gradescope run``;
+  ``python3 -m minigrad.course.grading.gradescope run``;
 - ``package/``: minigrad (the reference implementation), its course checks and this
   grader, with ``pyproject.toml``;
 - ``exercises/``: the worksheet templates (the exercises, never the solutions);
@@ -33,7 +33,8 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from minigrad.course.sandbox import IsolationUnavailable, Limits
+from minigrad.course.grading.options import add_limit_options, limits_from
+from minigrad.course.grading.sandbox import IsolationUnavailable, Limits
 
 ROOT_ENV = "MINIGRAD_AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
@@ -59,7 +60,7 @@ fi
 python3 -m pip install --no-cache-dir ./package \\
     || python3 -m pip install --no-cache-dir --break-system-packages ./package
 # Fail the image build now, rather than every submission later, if the install is broken.
-python3 -c "import minigrad.course.grader"
+python3 -c "import minigrad.course.grading.grader"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -69,7 +70,7 @@ ROOT="${MINIGRAD_AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${MINIGRAD_PYTHON:-python3}"
 mkdir -p "$ROOT/results"
 cd "$ROOT"
-"$PYTHON" -m minigrad.course.gradescope run --root "$ROOT"
+"$PYTHON" -m minigrad.course.grading.gradescope run --root "$ROOT"
 if [ ! -s "$ROOT/results/results.json" ]; then
     cat > "$ROOT/results/results.json" <<'JSON'
 {"score": 0, "execution_time": 0, "output": "The autograder could not start, so this submission was not graded. Please tell your instructor.", "tests": []}
@@ -115,8 +116,8 @@ def _pyproject(root: Path) -> tuple[str, dict[str, bytes]]:
 def build_bundle(out: Path, templates: Path, stages: list[str] | None = None, seed: int = 0,
                  limits=None, isolation: str = "full", visibility: str = "visible") -> list[str]:
     """Write the autograder zip; return the names it holds."""
-    from minigrad.course.grader import load_templates
-    from minigrad.course.sandbox import package_root
+    from minigrad.course.grading.grader import choose_stages, load_templates
+    from minigrad.course.grading.sandbox import package_root
 
     available = load_templates(templates)
     chosen = choose_stages(available, stages)
@@ -147,18 +148,6 @@ def build_bundle(out: Path, templates: Path, stages: list[str] | None = None, se
     return names
 
 
-def choose_stages(available: dict, wanted: list[str] | None) -> list[str]:
-    if not wanted:
-        return list(available)
-    chosen = []
-    for want in wanted:
-        match = [key for key, (stage, _) in available.items() if want in (key, stage.number, stage.name)]
-        if not match:
-            raise KeyError(f"no worksheet template for stage {want!r}; available: {', '.join(available)}")
-        chosen += [m for m in match if m not in chosen]
-    return chosen
-
-
 def worst_case_seconds(limits: Limits, stages: int) -> float:
     """The longest one submission can take: every stage's child running into the wall-clock
     limit on every attempt (``restarts + 1``), one stage after another, plus start-up."""
@@ -179,8 +168,7 @@ def check_timeout(limits: Limits, stages: int, minutes: float) -> None:
 
 
 def build_main(argv: Sequence[str]) -> int:
-    from minigrad.course.grade_cli import add_limit_options, limits_from
-    from minigrad.course.grader import find_templates
+    from minigrad.course.grading.grader import choose_stages, find_templates, load_templates
 
     parser = argparse.ArgumentParser(
         prog="minigrad-grade gradescope",
@@ -207,8 +195,6 @@ def build_main(argv: Sequence[str]) -> int:
         stages = [s.strip() for s in args.stages.split(",") if s.strip()] if args.stages else None
         if not 0 < args.timeout <= GRADESCOPE_MAX_MINUTES:
             raise ValueError(f"--timeout must be between 0 and {GRADESCOPE_MAX_MINUTES} minutes (Gradescope's maximum)")
-        from minigrad.course.grader import load_templates
-
         check_timeout(limits, len(choose_stages(load_templates(templates), stages)), args.timeout)
         names = build_bundle(args.out, templates, stages, args.seed, limits, args.isolation, args.visibility)
     except (KeyError, FileNotFoundError, ValueError) as e:
@@ -310,7 +296,7 @@ def run(root: Path) -> int:
 
 
 def _grade(root: Path, started: float) -> dict:
-    from minigrad.course.grader import GradeConfig, Grader, Learner
+    from minigrad.course.grading.grader import GradeConfig, Grader, Learner
 
     config = json.loads((root / "source" / "config.json").read_text(encoding="utf-8"))
     limits = Limits(**config.get("limits", {}))
@@ -335,7 +321,7 @@ def _grade(root: Path, started: float) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m minigrad.course.gradescope")
+    parser = argparse.ArgumentParser(prog="python -m minigrad.course.grading.gradescope")
     commands = parser.add_subparsers(dest="command", required=True)
     run_parser = commands.add_parser("run", help="grade /autograder/submission (inside Gradescope)")
     run_parser.add_argument("--root", type=Path, default=None,

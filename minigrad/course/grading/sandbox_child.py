@@ -1,6 +1,6 @@
 """The child side of the grader's sandbox: run one worksheet program and its probes.
 
-Started by ``minigrad.course.sandbox`` as a *script* (``python -I -B sandbox_child.py
+Started by ``minigrad.course.grading.sandbox`` as a *script* (``python -I -B sandbox_child.py
 JOB CMD_FD RES_FD``), so nothing but the standard library is imported until the
 trusted bootstrap below has done its work, in this order:
 
