@@ -1313,3 +1313,162 @@ def test_a_built_in_in_place_op_keeps_the_retained_grad():
         y.mul_(2)
         return y.grad, y.retains_grad
     same(prog)
+
+
+# -- 11. refusals and permissions of in-place writes on views -----------------------------------
+# PyTorch's rules, each probed on torch: a view's history is stale once the version counter it shares
+# with its base moved (any in-place write on the base, the view or a sibling, recorded or not); reading
+# .is_leaf / .grad_fn or using it then takes it again from the base, or refuses a view that cannot be
+# (a custom Function's output, a view op with several outputs, a view made under no_grad).
+# .requires_grad never refuses: a view requires grad when its base does.
+_UNREPLAYABLE = {
+    "custom Function": lambda lib, h: [_IdentityFunction(lib).apply(h)],
+    "unbind": lambda lib, h: list(h.unbind(0)),
+    "split": lambda lib, h: list(h.split(1)),
+    "chunk into one": lambda lib, h: list(h.chunk(1)),
+    "split of an empty slice": lambda lib, h: list(h[:0].split(1)),
+    "a view made under no_grad": lambda lib, h: [_under_no_grad(lib, lambda: h[0])],
+}
+_CHANGES = {
+    "base, grad mode": lambda lib, h, views: h.mul_(2),
+    "base, no_grad": lambda lib, h, views: _under_no_grad(lib, lambda: h.mul_(2)),
+    "first view, no_grad": lambda lib, h, views: _under_no_grad(lib, lambda: views[0].mul_(2)),
+    "through detach()": lambda lib, h, views: h.detach().mul_(2),
+}
+
+
+def _IdentityFunction(lib):
+    class Ident(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    return Ident
+
+
+def _under_no_grad(lib, fn):
+    with lib.no_grad():
+        return fn()
+
+
+def _first_sentence_or_ok(fn):
+    try:
+        fn()
+    except RuntimeError as e:
+        return str(e).split(". ")[0]
+    return "ok"
+
+
+@pytest.mark.parametrize("change", sorted(_CHANGES))
+@pytest.mark.parametrize("make", sorted(_UNREPLAYABLE))
+def test_unreplayable_view_is_refused_once_its_memory_changed(make, change):
+    """F-10, F-16: PyTorch refuses these views at the next look at their history, with its message."""
+    def prog(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        h = x * 1
+        views = _UNREPLAYABLE[make](lib, h)
+        fresh = [v.is_leaf for v in views]  # before the change: no refusal
+        _CHANGES[change](lib, h, views)
+        return fresh, [v.requires_grad for v in views], [_first_sentence_or_ok(lambda: v.is_leaf) for v in views], \
+            [_first_sentence_or_ok(lambda: v * 2) for v in views]
+    same(prog)
+
+
+@pytest.mark.parametrize("change", sorted(_CHANGES))
+def test_an_ordinary_view_is_taken_again_after_any_change(change):
+    """The same changes on a plain slice: its history is rebuilt from the base (AsStridedBackward0)."""
+    def prog(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        h = x * 1
+        v = h[1]
+        _CHANGES[change](lib, h, [v])
+        (v * lib.tensor([5.0, 7.0])).sum().backward()
+        return v.grad_fn.name(), x.grad
+    same(prog)
+
+
+def test_a_view_taken_under_no_grad_requires_grad_with_no_edge():
+    """PyTorch: a view of a tensor that requires grad requires grad too, even one taken under no_grad;
+    an op on it records a node whose edge to it leads nowhere."""
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.no_grad():
+            v = x[0]
+        y = v * 2
+        y.backward()
+        return v.requires_grad, v.is_leaf, y.requires_grad, x.grad
+    same(prog)
+
+
+# F-17, F-4c, F-4d: overlap. A write may not read memory it partly overwrites, nor write into memory that
+# repeats (an expand()), except: a setitem value is first viewed without its leading 1s and expanded to
+# the target (x[None] = x is then the same memory, allowed); a 0-d value (and fill_'s) is read first; an
+# expand() may be filled with a number, and written through advanced setitem with a warning, when the
+# write is not recorded; one element of an expand() is an ordinary tensor.
+@pytest.mark.parametrize("write", [
+    "x[None] = x", "m[None] = m", "x[None][:] = x", "m[0:1] = m[0]", "m[:] = m[0]", "x[None].copy_(x)",
+    "x[None].add_(x)", "m.copy_(m[0])", "m[None] = m[None, None]", "x.fill_(x[0])", "x.fill_(x[:1])",
+    "x[:1].copy_(x[0])", "x[:1] = x[0]", "x.add_(x[0])", "m[:, None] = m.view(2, 1, 2)", "x[1:] = x[None, :1]",
+])
+def test_setitem_views_its_value_as_pytorch_does(write):
+    def prog(lib):
+        x = lib.arange(4.0)
+        m = lib.arange(4.0).reshape(2, 2)
+        with lib.no_grad():
+            exec(write)
+        return x, m
+    same(prog)
+
+
+@pytest.mark.parametrize("grad_mode", [False, True])
+@pytest.mark.parametrize("write", [
+    "e.zero_()", "e.fill_(2.0)", "e.fill_(v)", "e.mul_(2.0)", "e.clamp_(0.0, 0.5)", "e.copy_(lib.ones(3))",
+    "e[1] = 2.0", "e[1] = v", "e[1:] = 2.0", "e[:] = 2.0", "e[[1]] = 2.0", "e[[1]] = v", "e[e > 0] = 2.0",
+    "e[1].mul_(v)", "e2[0] = 5.0", "e2[:, 0] = 5.0", "e2[:, 0].mul_(5.0)", "e2[0, 1].mul_(v)",
+    "e2[:, 1:2] = lib.tensor([[5.0], [6.0]])",
+])
+def test_writing_into_an_expand(write, grad_mode):
+    def prog(lib):
+        a = lib.tensor([1.0], requires_grad=True)
+        h = a * 1
+        e = h.expand(3)
+        e2 = (lib.tensor([[1.0], [2.0]], requires_grad=True) * 1).expand(2, 3)
+        v = lib.tensor(2.0, requires_grad=True)
+        with lib.set_grad_enabled(grad_mode):
+            exec(write)
+        (h * 3).sum().backward()
+        return e, e2, a.grad, v.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("write", [
+    "x[[0]] = value", "x[[0]] = value.reshape(1)", "x[lib.tensor([0])] = value", "x[mask] = value",
+    "x[mask] = value.reshape(1)", "x[mask] = value.expand(2)", "x[0] = value", "x[lib.tensor(0)] = value",
+    "x[True] = value", "x[[0]] = lib.tensor(1)", "x[[0]] = 1.5",
+])
+def test_advanced_setitem_wants_the_value_in_the_target_dtype(write, dtype):
+    """F-18: index_put_ refuses another dtype; basic setitem and the bool-mask fast path cast it."""
+    def prog(lib):
+        x = lib.zeros(3, dtype=getattr(lib, dtype))
+        value = lib.tensor(2.5, dtype=lib.float64 if dtype == "float32" else lib.float32)
+        mask = lib.tensor([True, False, True])
+        exec(write)
+        return x, str(x.dtype).split(".")[-1]
+    same(prog)
+
+
+def test_fill_with_a_tensor_is_differentiable_in_the_value():
+    def prog(lib):
+        v = lib.tensor(3.0, requires_grad=True)
+        h = lib.zeros(2, requires_grad=True) * 1
+        h.fill_(v)
+        g = h.grad_fn.name()
+        h[0] = 2.0
+        (h * lib.tensor([5.0, 7.0])).sum().backward()
+        z = lib.ones(2, requires_grad=True) * 1
+        return g, v.grad, z.zero_().grad_fn.name(), z.fill_(1.0).grad_fn.name()
+    same(prog)

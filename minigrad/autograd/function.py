@@ -362,7 +362,7 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
         meta = out._view_meta
         if meta is not None and not dirty and (meta.steps is None or meta.steps[-1][0] is not ctx._forward_cls):
-            meta.steps, meta.custom = None, _unreplayable_view_message(i, ctx._forward_cls.__name__, meta, len(outputs))
+            meta.steps, meta.custom = None, _unreplayable_view_message(i, ctx._forward_cls.__name__, ctx._runs_without_grad)
         if out._data.dtype.kind != "f" or _index_of(out, non_differentiable) is not None:
             out._requires_grad = False
         elif dirty and out._base is not None:  # a view changed in place: its base gets the new history
@@ -381,20 +381,21 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
     return tuple(connected)
 
 
-def _unreplayable_view_message(i: int, name: str, meta, n_outputs: int) -> str:
-    """Why an in-place op on this output (a view of an input) cannot be recorded: PyTorch's texts."""
-    if meta.steps is None and meta.custom is None and n_outputs > 1:  # a view op with several outputs
+def _unreplayable_view_message(i: int, name: str, custom: bool) -> str:
+    """Why an in-place op on this output (a view of an input), or on its base, cannot be recorded:
+    PyTorch's texts, with ``{change}`` for which of the two happened (``_ViewMeta.reason``)."""
+    if not custom:  # a built-in view op that returns several views (even when it returns just one)
         return (
-            f"Output {i} of {name} is a view and is being modified inplace. This view is the output of a "
-            "function that returns multiple views. Such functions do not allow the output views to be "
-            "modified inplace. You should replace the inplace operation by an out-of-place one."
+            f"Output {i} of {name} is a view and {{change}}. This view is the output of a function that "
+            "returns multiple views. Such functions do not allow the output views to be modified inplace. "
+            "You should replace the inplace operation by an out-of-place one."
         )
     # A view made inside a custom forward: replaying the view op would skip this node's backward.
     return (
-        f"Output {i} of {name} is a view and is being modified inplace. This view was created inside a "
-        "custom Function (or because an input was returned as-is) and the autograd logic to handle "
-        "view+inplace would override the custom backward associated with the custom Function, leading "
-        "to incorrect gradients. This behavior is forbidden."
+        f"Output {i} of {name} is a view and {{change}}. This view was created inside a custom Function "
+        "(or because an input was returned as-is) and the autograd logic to handle view+inplace would "
+        "override the custom backward associated with the custom Function, leading to incorrect "
+        "gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."
     )
 
 

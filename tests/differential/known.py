@@ -4,8 +4,6 @@
 # property test keeps finding NEW differences. Each names its xfail test in
 # tests/test_differential_regressions.py; delete the entry when that test starts passing.
 OPEN_DIFFERENCES: dict[str, str] = {
-    "setitem from a detached alias": "test_setitem_of_an_unsqueezed_alias_under_no_grad",
-    "float64 values put into float32 by advanced index": "test_setitem_with_advanced_index_refuses_another_dtype",
-    "writing into an expand() under no_grad": "test_zero_of_an_expanded_tensor_under_no_grad",
     "cat/stack/matmul of mixed dtypes": "test_stack_promotes_a_float32_and_a_float64_0d_tensor",
+    "custom Function view after in-place": "test_custom_function_view_is_refused_after_its_base_gets_history",
 }
