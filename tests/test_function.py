@@ -196,7 +196,9 @@ def test_gradient_dtype_cast_to_input_dtype():
     assert x.grad.dtype == minigrad.float64
 
 
-def test_returned_ndarray_raises_type_error():
+def test_returned_ndarray_raises_runtime_error():
+    """PyTorch raises RuntimeError ("expected Variable or None (got numpy.ndarray)") here."""
+
     class NumpyGrad(Function):
         @staticmethod
         def forward(ctx, a):
@@ -207,7 +209,7 @@ def test_returned_ndarray_raises_type_error():
             return grad.numpy()
 
     y = NumpyGrad.apply(leaf([1.0]))
-    with pytest.raises(TypeError):
+    with pytest.raises(RuntimeError, match=r"returned ndarray at position 1: expected Tensor or None \(wrap"):
         y.backward()
 
 

@@ -5,7 +5,6 @@ import numpy as np
 
 import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
 from minigrad.autograd.engine import run_backward
-from minigrad.autograd.grad_mode import set_grad_enabled
 
 
 def _as_tuple(x) -> tuple:
@@ -69,13 +68,8 @@ def backward(
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty: pass None to accumulate into every leaf.")
     for t in inputs:
-        if t.grad_fn is not None:
-            t.retain_grad()  # as PyTorch: a non-leaf in inputs gets its .grad through retain_grad
-    results = run_backward(edges, grads, retain_graph, create_graph, capture=[t._edge() for t in inputs])
-    with set_grad_enabled(create_graph):  # as inside the engine: AccumulateGrad's rules depend on it
-        for t, g in zip(inputs, results):
-            if g is not None and t.is_leaf:
-                t._edge()[0].accumulate(g)
+        t.retain_grad()  # as PyTorch: how a non-leaf input gets its .grad (on a leaf it does nothing)
+    run_backward(edges, grads, retain_graph, create_graph, inputs=[t._edge() for t in inputs])
 
 
 def grad(
@@ -109,7 +103,7 @@ def grad(
     edges, grads = _seed(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    results = run_backward(edges, grads, retain_graph, create_graph, capture=[t._edge() for t in inputs])
+    results = run_backward(edges, grads, retain_graph, create_graph, [t._edge() for t in inputs], accumulate=False)
     if not allow_unused and any(g is None for g in results):
         raise RuntimeError(
             "One of the differentiated Tensors appears to not have been used in the graph. "

@@ -24,7 +24,7 @@ from typing import Callable, Iterator, Sequence
 from minigrad.autograd import anomaly_mode
 from minigrad.autograd.anomaly_mode import _AnomalyMode
 from minigrad.autograd.graph import Node
-from minigrad.autograd.grad_mode import set_grad_enabled
+from minigrad.autograd.grad_mode import _GradMode
 
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
@@ -62,22 +62,15 @@ _observers: list[Callable] = []
 
 
 class _GraphTask:
-    """The backward pass now running, so code called from a node (checkpoint) can tell passes apart."""
+    """The backward pass now running, so code called from a node (checkpoint) can tell passes apart.
 
-    __slots__ = ("id", "accumulates", "previous")
+    ``run_backward`` makes one per pass and sets ``current`` itself, without a
+    context manager: this is on the path of every backward.
+    """
+
+    __slots__ = ("id", "accumulates")  # accumulates: False for autograd.grad and backward(inputs=...)
     current: "_GraphTask | None" = None
     _ids = itertools.count()
-
-    def __init__(self, accumulates: bool) -> None:
-        self.id = next(_GraphTask._ids)
-        self.accumulates = accumulates  # False for autograd.grad and backward(inputs=...)
-        self.previous: _GraphTask | None = None
-
-    def __enter__(self) -> None:
-        self.previous, _GraphTask.current = _GraphTask.current, self
-
-    def __exit__(self, *exc) -> None:
-        _GraphTask.current = self.previous
 
 
 def current_graph_task_id() -> int:
@@ -117,47 +110,63 @@ def run_backward(
     root_grads: Sequence,
     retain_graph: bool,
     create_graph: bool,
-    capture: Sequence[tuple[Node, int]] = (),
+    inputs: Sequence[tuple[Node, int]] = (),
+    accumulate: bool = True,
 ) -> list:
     """Propagate ``root_grads`` from the ``roots`` edges down to the leaves.
 
-    With ``capture`` (used by ``autograd.grad``), the gradients arriving at those
-    edges are returned instead of accumulated into ``.grad``, and only the nodes
-    that lead to them are run.
+    With ``inputs`` (edges), only the nodes that lead to one of them run, and
+    the others are not even visited (their hooks are not called), as in
+    PyTorch. With ``accumulate`` (``backward(inputs=...)``) the input nodes run
+    too: a leaf's AccumulateGrad fills its ``.grad``, a non-leaf's
+    ``retain_grad`` fills its. Without (``autograd.grad``), the gradients that
+    reach those edges are returned, and an input's node runs only if it leads
+    to another input; the gradient is taken after the node's tensor hooks if
+    the node does not run, before them if it does (the hooks then run with it).
+    A single root is always visited: its tensor hooks run even if it leads to
+    no input (PyTorch starts from it; several roots hang from a dummy node).
     """
     buffers: dict[Node, list] = {}
     for (node, output_nr), grad in zip(roots, root_grads):
         _add_to_buffer(buffers, node, output_nr, grad)
     order = _order_function(list(buffers))
-
-    wanted = set()
-    if capture:
-        targets = {node for node, _ in capture}
-        # A node is worth running only if some captured edge lies below it.
-        for node in reversed(order):
-            if any(child in targets or child in wanted for child, _ in node.next_functions):
-                wanted.add(node)
+    plan = captures = None
+    if inputs:
+        plan = _plan(order, {node for node, _ in inputs}, accumulate)
+        if len(roots) == 1:
+            plan.setdefault(roots[0][0], False)
+        captures = () if accumulate else {node for node, _ in inputs}
     captured: dict[tuple[Node, int], object] = {}
-    anomaly = _AnomalyMode.enabled
+    plain = plan is None and not _AnomalyMode.enabled  # then a node without hooks runs bare
 
-    with set_grad_enabled(create_graph), _GraphTask(accumulates=not capture):
+    task = _GraphTask()
+    task.id, task.accumulates = next(_GraphTask._ids), not inputs
+    outer_task, _GraphTask.current = _GraphTask.current, task
+    grad_was_enabled, _GradMode.enabled = _GradMode.enabled, bool(create_graph)  # create_graph records backward
+    try:
         for node in order:
             grads = buffers.pop(node, None)
             reached = grads is not None
             if not reached:  # as in PyTorch, still visited: its tensor hooks get None
                 grads = [None] * node._num_outputs
-            grads = node._call_pre_hooks(grads)
-            if capture:
-                for output_nr, g in enumerate(grads):
-                    captured[(node, output_nr)] = g
-                if node not in wanted:
+            if plan is not None:
+                runs = plan.get(node)
+                if runs is None:
+                    continue  # it leads to no input: PyTorch does not visit it
+                if not runs:  # visited only: its tensor hooks run, then its gradient is taken if asked for
+                    grads = node._call_pre_hooks(grads)
+                    if node in captures:
+                        _capture(captured, node, grads)
                     continue
-            if not reached and not node._runs_without_grad and all(g is None for g in grads):
-                continue  # no gradient in, none out (custom Functions still run: _runs_without_grad)
-            if node._node_hooks is None and not anomaly:
+                if node in captures:
+                    _capture(captured, node, grads)  # before its tensor hooks, which run with the node
+            grads = node._call_pre_hooks(grads)
+            if not reached and not node._custom and all(g is None for g in grads):
+                continue  # no gradient in, none out (a custom Function's node still runs, as in PyTorch)
+            if plain and node._node_hooks is None:
                 input_grads = node._run_backward(grads)
             else:
-                input_grads = _run_instrumented(node, grads)
+                input_grads = _run_instrumented(node, grads, plan)
             for callback in _observers:
                 callback(node, grads, input_grads)
             if not retain_graph:
@@ -165,16 +174,34 @@ def run_backward(
             for (child, output_nr), grad in zip(node.next_functions, input_grads):
                 if child is not None and grad is not None:
                     _add_to_buffer(buffers, child, output_nr, grad)
-    return [captured.get(edge) for edge in capture]
+    finally:
+        _GradMode.enabled, _GraphTask.current = grad_was_enabled, outer_task
+    return [captured.get(edge) for edge in inputs] if captures else []
 
 
-def _run_instrumented(node: Node, grads: list) -> tuple:
+def _plan(order: list[Node], targets: set, accumulate: bool) -> dict[Node, bool]:
+    """For each node a pass given inputs visits, whether it runs: PyTorch's engine visits the input
+    nodes and the nodes that lead to them, and runs those that lead to them (and, with
+    ``accumulate``, the input nodes themselves)."""
+    plan = dict.fromkeys(targets, accumulate)
+    for node in reversed(order):  # each node after the nodes it leads to
+        if any(child in plan for child, _ in node.next_functions):
+            plan[node] = True
+    return plan
+
+
+def _capture(captured: dict, node: Node, grads: list) -> None:
+    for output_nr, g in enumerate(grads):
+        captured[(node, output_nr)] = g
+
+
+def _run_instrumented(node: Node, grads: list, plan: dict | None) -> tuple:
     """Run one node with its node hooks and, in anomaly mode, its NaN check and forward traceback."""
     if not _AnomalyMode.enabled:
-        return _run_with_node_hooks(node, grads)
+        return _run_with_node_hooks(node, grads, plan)
     outer, _AnomalyMode.running_node = _AnomalyMode.running_node, node  # nodes recorded now have it as parent
     try:
-        input_grads = _run_with_node_hooks(node, grads)
+        input_grads = _run_with_node_hooks(node, grads, plan)
         if _AnomalyMode.check_nan:
             anomaly_mode.check_nan(node, input_grads)
     except Exception:
@@ -185,21 +212,36 @@ def _run_instrumented(node: Node, grads: list) -> tuple:
     return input_grads
 
 
-def _run_with_node_hooks(node: Node, grads: list) -> tuple:
-    """Node pre-hooks, the node, node post-hooks: PyTorch's order (tensor hooks ran before)."""
-    if node._node_hooks is None:
-        return node._run_backward(grads)
-    pre_hooks, post_hooks = node._node_hooks
-    for hook in tuple(pre_hooks.values()):
-        result = hook(tuple(grads))
-        if result is not None:
-            grads = list(_checked_hook_result(hook, result, grads))
+def _run_with_node_hooks(node: Node, grads: list, plan: dict | None) -> tuple:
+    """Node pre-hooks, the node, node post-hooks: PyTorch's order (tensor hooks ran before).
+
+    In a pass given inputs (``plan``), the gradients for edges to nodes it does
+    not visit are dropped: before the post-hooks for a built-in op's node
+    (PyTorch's ops do not compute them), after them for a custom Function's
+    node (its backward did, and its post-hooks see them).
+    """
+    hooks = node._node_hooks
+    if hooks is not None:
+        for hook in tuple(hooks[0].values()):
+            result = hook(tuple(grads))
+            if result is not None:
+                grads = list(_checked_hook_result(hook, result, grads))
     input_grads = node._run_backward(grads)
-    for hook in tuple(post_hooks.values()):
-        result = hook(tuple(input_grads), tuple(grads))
-        if result is not None:
-            input_grads = _checked_hook_result(hook, result, input_grads)
+    if plan is not None and not node._custom:
+        input_grads = _visited_only(node, input_grads, plan)
+    if hooks is not None:
+        for hook in tuple(hooks[1].values()):
+            result = hook(tuple(input_grads), tuple(grads))
+            if result is not None:
+                input_grads = _checked_hook_result(hook, result, input_grads)
+    if plan is not None and node._custom:
+        input_grads = _visited_only(node, input_grads, plan)
     return tuple(input_grads)
+
+
+def _visited_only(node: Node, input_grads: Sequence, plan: dict) -> tuple:
+    """``input_grads`` with None for every edge to a node the pass does not visit."""
+    return tuple([g if child in plan else None for (child, _), g in zip(node.next_functions, input_grads)])
 
 
 def _checked_hook_result(hook: Callable, result, original: Sequence) -> tuple:

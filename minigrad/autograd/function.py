@@ -54,6 +54,10 @@ class FunctionCtx(Node):
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
     _materialize_grads = True
+    # Where each gradient slot's output sits among forward's outputs, when they differ: a
+    # built-in op's non-differentiable outputs (max(dim)'s indices) get no slot, as in PyTorch.
+    _output_positions: tuple | None = None
+    _operands: tuple[int, ...] | None = None  # see Function._operands
 
     # -- what forward may call -------------------------------------------------
     def save_for_backward(self, *tensors) -> None:
@@ -120,6 +124,11 @@ class FunctionCtx(Node):
     # -- what the engine calls ---------------------------------------------------
     def _run_backward(self, grad_outputs: list) -> tuple:
         """Call the user's backward and check what it returned."""
+        positions = self._output_positions
+        if positions is not None:  # backward takes one gradient per forward output
+            grad_outputs, slots = [None] * len(self._output_meta), grad_outputs
+            for position, g in zip(positions, slots):
+                grad_outputs[position] = g
         if self._materialize_grads and (len(grad_outputs) != 1 or grad_outputs[0] is None):
             grad_outputs = [  # zeros for tensor outputs without a gradient; non-tensor outputs get None
                 _tensor.Tensor._wrap(np.zeros(*meta)) if g is None and meta is not None else g
@@ -129,7 +138,13 @@ class FunctionCtx(Node):
         return self._validate_grads(grads if type(grads) is tuple else (grads,))
 
     def _validate_grads(self, grads: tuple) -> tuple:
-        """One gradient per input, each a Tensor of the input's shape and dtype (or None)."""
+        """One gradient per edge (``next_functions``), each a Tensor of its input's shape and dtype (or None).
+
+        As in PyTorch, only the gradients of inputs that need one are checked
+        and fitted to their input: the others follow no edge, and a custom
+        backward's value for them still reaches the node's post-hooks (a
+        built-in op's is dropped: PyTorch's ops do not compute it).
+        """
         n_inputs = len(self._input_meta)
         if len(grads) != n_inputs:
             if len(grads) > n_inputs and all(g is None for g in grads[n_inputs:]):
@@ -142,15 +157,22 @@ class FunctionCtx(Node):
                 )
         checked = []
         for i, (g, meta, needed) in enumerate(zip(grads, self._input_meta, self.needs_input_grad)):
-            if g is not None:
-                if meta is None or not isinstance(g, _tensor.Tensor):
+            if meta is None:  # an argument without an edge: not a tensor (or a built-in op's index or mask)
+                if g is not None:
                     self._raise_bad_gradient(i, g)
-                shape, dtype = meta
-                if g._data.shape != shape:
-                    g = self._sum_to_input(i, g, shape)
-                if g._data.dtype != dtype:
-                    g = g.to(dtype)
-            checked.append(g if needed else None)
+                continue
+            if g is not None:
+                if not isinstance(g, _tensor.Tensor):
+                    self._raise_bad_gradient(i, g)
+                if needed:
+                    shape, dtype = meta
+                    if g._data.shape != shape:
+                        g = self._sum_to_input(i, g, shape)
+                    if g._data.dtype != dtype:
+                        g = g.to(dtype)
+                elif not self._custom:
+                    g = None
+            checked.append(g)
         return tuple(checked)
 
     def _raise_bad_gradient(self, i: int, g) -> NoReturn:
@@ -160,7 +182,7 @@ class FunctionCtx(Node):
                 "but the corresponding forward input was not a Tensor: return None for it"
             )
         hint = " (wrap NumPy results with minigrad.tensor(...))" if hasattr(g, "__array__") else ""
-        raise TypeError(f"function {self.name()} returned {type(g).__name__} at position {i + 1}: expected Tensor or None{hint}")
+        raise RuntimeError(f"function {self.name()} returned {type(g).__name__} at position {i + 1}: expected Tensor or None{hint}")
 
     def _sum_to_input(self, i: int, g, shape: tuple):
         """A gradient of the broadcast shape is summed back, as PyTorch does; any other shape is an error."""
@@ -184,14 +206,17 @@ def _is_expandable_to(shape: tuple, desired: tuple) -> bool:
 class Function:
     """Base class of differentiable operations; see the module docstring."""
 
+    # For a built-in op whose arguments at these positions are its operands, Python numbers
+    # included (PyTorch's arithmetic wraps a number in a 0-d tensor): exactly they get edges.
+    _operands: tuple[int, ...] | None = None
+
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
         cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
             "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls),
-            # PyTorch runs a custom Function's backward even when no gradient reached it (with zeros,
-            # or Nones without materialize_grads); its built-in ops (here: minigrad's own) skip it.
-            "_runs_without_grad": not cls.__module__.startswith("minigrad."),
+            # A custom Function (not one of minigrad's built-in ops): PyTorch treats its node apart.
+            "_custom": not cls.__module__.startswith("minigrad."), "_operands": cls._operands,
         })
 
     def __init__(self, *args, **kwargs) -> None:
@@ -343,41 +368,76 @@ def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recordi
 
 
 def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
-    """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved."""
+    """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved.
+
+    Edges and gradient slots are PyTorch's: an edge (``next_functions``) for
+    each tensor argument, except a built-in op's index and mask tensors (in
+    PyTorch only its differentiable arguments have one); a gradient slot for
+    each output of a custom Function, but only for each differentiable output
+    of a built-in op (``max(dim)``'s indices have none). Node hooks see them.
+    """
     Tensor = _tensor.Tensor
-    ctx.next_functions = tuple([a._edge() if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in inputs])
+    custom, operands = ctx._custom, ctx._operands
+    edges, input_meta = [], []  # input_meta: (shape, dtype) for each argument with an edge, else None
+    for i, a in enumerate(inputs):
+        is_tensor = isinstance(a, Tensor)
+        if not (is_tensor and (custom or a._data.dtype.kind == "f") if operands is None else i in operands):
+            input_meta.append(None)
+        elif is_tensor:
+            edges.append(a._edge() if a._requires_grad else (None, 0))
+            input_meta.append((a._data.shape, a._data.dtype))
+        else:  # a number as an operand: an edge to nowhere
+            edges.append((None, 0))
+            input_meta.append(((), None))
+    ctx.next_functions, ctx._input_meta = tuple(edges), tuple(input_meta)
     if _AnomalyMode.enabled:
         record_forward_traceback(ctx)
-    ctx._input_meta = tuple([(a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs])
-    ctx._num_outputs = len(outputs)
-    ctx._output_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
     non_differentiable = ctx._non_differentiable
-    connected = []
+    connected, output_meta, slots = [], [], []  # slots: the positions of the outputs that have one
     for i, out in enumerate(outputs):
         if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
             connected.append(out)
+            output_meta.append(None)
             continue
+        output_meta.append((out._data.shape, out._data.dtype))
         dirty = bool(ctx._dirty) and _index_of(out, ctx._dirty) is not None
         if not dirty and _index_of(out, inputs) is not None:
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
         meta = out._view_meta
         if meta is not None and not dirty and (meta.steps is None or meta.steps[-1][0] is not ctx._forward_cls):
-            meta.steps, meta.custom = None, _unreplayable_view_message(i, ctx._forward_cls.__name__, ctx._runs_without_grad)
-        if out._data.dtype.kind != "f" or _index_of(out, non_differentiable) is not None:
+            meta.steps, meta.custom = None, _unreplayable_view_message(i, ctx._forward_cls.__name__, custom)
+        if out._data.dtype.kind != "f" or non_differentiable and _index_of(out, non_differentiable) is not None:
             out._requires_grad = False
-        elif dirty and out._base is not None:  # a view changed in place: its base gets the new history
+            connected.append(out)
+            continue
+        if custom:
+            nr = i
+        else:
+            nr = len(slots)
+            slots.append(i)
+        if dirty and out._base is not None:  # a view changed in place: its base gets the new history
             values = Tensor._wrap(out._data)
-            values._requires_grad, values._grad_fn, values._output_nr = True, ctx, i
+            values._requires_grad, values._grad_fn, values._output_nr = True, ctx, nr
             out._rebase_view(values)
         elif dirty:
-            out._set_history(ctx, i)  # retain_grad moves to the new version; hooks stay with the old one
+            out._set_history(ctx, nr)  # retain_grad moves to the new version; hooks stay with the old one
         else:
-            out._requires_grad, out._grad_fn, out._output_nr = True, ctx, i
+            out._requires_grad, out._grad_fn, out._output_nr = True, ctx, nr
         connected.append(out)
+    ctx._output_meta = tuple(output_meta)
+    if custom or len(slots) == len(outputs):
+        ctx._num_outputs = len(outputs)
+    else:
+        ctx._num_outputs, ctx._output_positions = len(slots), tuple(slots)
 
     if ctx._to_save:
-        ctx._saved = tuple([None if t is None else SavedTensor(t, _index_of(t, outputs)) for t in ctx._to_save])
-        ctx._to_save = ()
+        saved = []
+        for t in ctx._to_save:
+            if t is not None:  # an output is saved with its gradient slot, anything else with None
+                i = _index_of(t, outputs)
+                t = SavedTensor(t, None if i is None else connected[i]._output_nr)
+            saved.append(t)
+        ctx._saved, ctx._to_save = tuple(saved), ()
     return tuple(connected)
 
 

@@ -42,7 +42,10 @@ class Node:
     # register_hook (Tensor.register_hook says why a tensor's hooks can span several nodes).
     _pre_hooks: tuple | None = None
     _retains_grad: dict | None = None  # output_nr -> weakref to the tensor
-    _runs_without_grad = False  # run even when no gradient reached it (custom Functions, as in PyTorch)
+    # A custom Function's node, which PyTorch treats apart from its built-in ops' nodes: it runs
+    # even when no gradient reached it, has an edge for every tensor input and a gradient slot for
+    # every output, and its post-hooks see every gradient its backward returned.
+    _custom = False
     # (node pre-hooks, node post-hooks), made by the first register_prehook/register_hook:
     # the engine checks only this one attribute on nodes without hooks.
     _node_hooks: tuple[OrderedDict, OrderedDict] | None = None
