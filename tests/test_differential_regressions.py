@@ -267,3 +267,11 @@ def test_in_place_on_an_empty_tensor_is_not_an_overlap():
 def test_custom_function_view_is_refused_after_its_base_gets_history():
     # found by the long run, seed 2004
     check([leaf((1,), False), ("func", "Ident", (0,), ()), leaf((1,), True), ("inplace", "add_", 0, 2, None, False)])
+
+
+
+@pytest.mark.xfail(strict=True, reason="open (F-31): x[:, [0]] = x of an empty x is allowed; torch refuses it "
+                                       "(the same tensor is a full overlap whatever its size)")
+def test_advanced_setitem_of_an_empty_tensor_into_itself_is_an_overlap():
+    # found by the long run, seed 2005
+    check([leaf((0, 1), False), ("setitem", 0, (slice(None), ("list", (0,))), 0, None, True)])
