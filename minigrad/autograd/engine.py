@@ -136,7 +136,7 @@ def run_backward(
         if len(roots) == 1:
             plan.setdefault(roots[0][0], False)
         captures = () if accumulate else {node for node, _ in inputs}
-    captured: dict[tuple[Node, int], object] = {}
+        captured: dict[tuple[Node, int], object] = {}
     plain = plan is None and not _AnomalyMode.enabled  # then a node without hooks runs bare
 
     task = _GraphTask()

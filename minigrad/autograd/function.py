@@ -209,10 +209,12 @@ class Function:
     # For a built-in op whose arguments at these positions are its operands, Python numbers
     # included (PyTorch's arithmetic wraps a number in a 0-d tensor): exactly they get edges.
     _operands: tuple[int, ...] | None = None
+    _forward_takes_ctx = True  # False when setup_context is overridden
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
+        cls._forward_takes_ctx = cls.setup_context is Function.setup_context  # decided once, not per apply
         cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
             "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls),
             # A custom Function (not one of minigrad's built-in ops): PyTorch treats its node apart.
@@ -274,7 +276,7 @@ class Function:
         ])
         _GradMode.enabled = False  # forward's own operations are not recorded
         try:
-            if cls.setup_context is Function.setup_context:
+            if cls._forward_takes_ctx:
                 outputs = cls.forward(ctx, *args)
             else:
                 outputs = cls.forward(*args)
@@ -380,27 +382,28 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
     custom, operands = ctx._custom, ctx._operands
     edges, input_meta = [], []  # input_meta: (shape, dtype) for each argument with an edge, else None
     for i, a in enumerate(inputs):
-        is_tensor = isinstance(a, Tensor)
-        if not (is_tensor and (custom or a._data.dtype.kind == "f") if operands is None else i in operands):
-            input_meta.append(None)
-        elif is_tensor:
+        if isinstance(a, Tensor) and (custom or a._data.dtype.kind == "f" if operands is None else i in operands):
             edges.append(a._edge() if a._requires_grad else (None, 0))
             input_meta.append((a._data.shape, a._data.dtype))
-        else:  # a number as an operand: an edge to nowhere
+        elif operands is not None and i in operands:  # a number as an operand: an edge to nowhere
             edges.append((None, 0))
             input_meta.append(((), None))
+        else:
+            input_meta.append(None)
     ctx.next_functions, ctx._input_meta = tuple(edges), tuple(input_meta)
     if _AnomalyMode.enabled:
         record_forward_traceback(ctx)
-    non_differentiable = ctx._non_differentiable
-    connected, output_meta, slots = [], [], []  # slots: the positions of the outputs that have one
+    non_differentiable, dirty_inputs = ctx._non_differentiable, ctx._dirty
+    connected, output_meta = [], []
+    slotless = 0  # outputs so far without a gradient slot (for a built-in op, the later ones move up)
     for i, out in enumerate(outputs):
         if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
             connected.append(out)
             output_meta.append(None)
+            slotless += 1
             continue
         output_meta.append((out._data.shape, out._data.dtype))
-        dirty = bool(ctx._dirty) and _index_of(out, ctx._dirty) is not None
+        dirty = dirty_inputs and _index_of(out, dirty_inputs) is not None
         if not dirty and _index_of(out, inputs) is not None:
             out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
         meta = out._view_meta
@@ -409,12 +412,9 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
         if out._data.dtype.kind != "f" or non_differentiable and _index_of(out, non_differentiable) is not None:
             out._requires_grad = False
             connected.append(out)
+            slotless += 1
             continue
-        if custom:
-            nr = i
-        else:
-            nr = len(slots)
-            slots.append(i)
+        nr = i if custom else i - slotless
         if dirty and out._base is not None:  # a view changed in place: its base gets the new history
             values = Tensor._wrap(out._data)
             values._requires_grad, values._grad_fn, values._output_nr = True, ctx, nr
@@ -424,11 +424,10 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
         else:
             out._requires_grad, out._grad_fn, out._output_nr = True, ctx, nr
         connected.append(out)
-    ctx._output_meta = tuple(output_meta)
-    if custom or len(slots) == len(outputs):
-        ctx._num_outputs = len(outputs)
-    else:
-        ctx._num_outputs, ctx._output_positions = len(slots), tuple(slots)
+    ctx._output_meta, ctx._num_outputs = tuple(output_meta), len(outputs)
+    if slotless and not custom:
+        ctx._num_outputs -= slotless
+        ctx._output_positions = tuple([i for i, out in enumerate(connected) if isinstance(out, Tensor) and out._requires_grad])
 
     if ctx._to_save:
         saved = []
