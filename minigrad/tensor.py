@@ -279,6 +279,8 @@ class Tensor:
         base or on another view of it). As in PyTorch, the view's new grad_fn is one
         ``AsStridedBackward0`` node on the base's current history."""
         meta, base = self._view_meta, self._base
+        if meta.custom is not None:  # (a custom Function's view, made in no_grad mode or not)
+            raise RuntimeError(meta.reason(indirect=True))
         if meta.no_grad:  # (PyTorch's text says "with grad mode enabled" even when it was not)
             raise RuntimeError(
                 "A view was created in no_grad mode and its base or another view of its base has been "
@@ -1151,6 +1153,8 @@ def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> boo
     compares the strides of size-1 dimensions, which NumPy sets differently;
     they address nothing, so they are left out.
     """
+    if written is read:  # the same tensor: a full overlap, even with no elements
+        return not exact_is_fine
     if not written.size or not read.size or not np.may_share_memory(written, read):
         return False
     if not (_dense(written) and _dense(read)):

@@ -223,7 +223,6 @@ def test_stack_promotes_a_float32_and_a_float64_0d_tensor():
     check([leaf((), False, 0, "float32"), leaf((), False), ("join", "stack", (0, 1), 0)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (B, F-24): an empty float32 @ float64 matmul raises where torch returns")
 def test_empty_matmul_of_mixed_dtypes():
     check([leaf((0, 3), False, 0, "float32"), leaf((1, 3, 1), False), ("binary", "matmul", 0, 1)])
 
@@ -262,16 +261,11 @@ def test_in_place_on_an_empty_tensor_is_not_an_overlap():
     check([leaf((1, 2, 0), False), ("func", "DirtyMul", (0,), ()), ("inplace", "mul_", 0, None, 2.0, False)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (F-30): a custom Function's view output is not refused once a recorded "
-                                       "in-place op gives its base history (torch: 'A view was created in no_grad mode ...')")
 def test_custom_function_view_is_refused_after_its_base_gets_history():
     # found by the long run, seed 2004
     check([leaf((1,), False), ("func", "Ident", (0,), ()), leaf((1,), True), ("inplace", "add_", 0, 2, None, False)])
 
 
-
-@pytest.mark.xfail(strict=True, reason="open (F-31): x[:, [0]] = x of an empty x is allowed; torch refuses it "
-                                       "(the same tensor is a full overlap whatever its size)")
 def test_advanced_setitem_of_an_empty_tensor_into_itself_is_an_overlap():
     # found by the long run, seed 2005
     check([leaf((0, 1), False), ("setitem", 0, (slice(None), ("list", (0,))), 0, None, True)])

@@ -1472,3 +1472,38 @@ def test_fill_with_a_tensor_is_differentiable_in_the_value():
         z = lib.ones(2, requires_grad=True) * 1
         return g, v.grad, z.zero_().grad_fn.name(), z.fill_(1.0).grad_fn.name()
     same(prog)
+
+
+@pytest.mark.parametrize("returns", ["its input", "a slice of its input"])
+@pytest.mark.parametrize("change", ["gets history", "is modified in place", "view itself gets history"])
+def test_custom_function_output_when_nothing_was_recorded(returns, change):
+    """F-30: with no input requiring grad, a custom Function's view output counts as made in no_grad
+    mode by a custom Function: refused once its base (or itself) gets a history, not otherwise."""
+    def prog(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x if returns == "its input" else x[:1]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        y = lib.zeros(2)
+        v = F.apply(y)
+        w = lib.ones(v.shape, requires_grad=True)
+        outcome = _first_sentence_or_ok(lambda: y.add_(w.sum()) if change == "gets history"
+                                        else y.add_(1.0) if change == "is modified in place" else v.add_(w))
+        return v is y, outcome, _first_sentence_or_ok(lambda: v.is_leaf), y
+    same(prog)
+
+
+@pytest.mark.parametrize("write", [
+    "x[:, [0]] = x", "x.add_(x)", "x.copy_(x)", "x[...] = x", "y = lib.zeros(0); y[[]] = y", "y = lib.zeros(0); y[y > 0] = y",
+])
+def test_writing_an_empty_tensor_into_itself(write):
+    """F-31: the same tensor is a full overlap whatever its size (refused only by index_put_)."""
+    def prog(lib):
+        x = lib.zeros(0, 1)
+        exec(write)
+        return x
+    same(prog)

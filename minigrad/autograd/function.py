@@ -291,6 +291,8 @@ class Function:
         if grad_was_enabled:
             if True in needs_input_grad:
                 outputs = _connect_outputs(ctx, args, outputs)
+            elif ctx._custom:
+                outputs = _unrecorded_custom_outputs(ctx, args, outputs)
         else:
             for out in outputs:  # views made in no_grad mode: PyTorch refuses to record in-place ops on them
                 if isinstance(out, Tensor) and out._view_meta is not None:
@@ -438,6 +440,29 @@ def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
             saved.append(t)
         ctx._saved, ctx._to_save = tuple(saved), ()
     return tuple(connected)
+
+
+def _unrecorded_custom_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
+    """The outputs of a custom Function that recorded nothing (no input requires grad), as PyTorch
+    makes them: an input returned as-is becomes a new view of it, and a view of an input counts as
+    made in no_grad mode by a custom Function, so it is refused once its base gets a history."""
+    Tensor = _tensor.Tensor
+    result = []
+    for out in outputs:
+        if isinstance(out, Tensor):
+            if _index_of(out, inputs) is not None and _index_of(out, ctx._dirty) is None:
+                out = out._alias()
+            meta = out._view_meta
+            if meta is not None:
+                meta.steps, meta.no_grad, meta.custom = None, True, (
+                    "A view was created in no_grad mode and {change} with grad mode enabled. This view was "
+                    "created inside a custom Function (or because an input was returned as-is) and the autograd "
+                    "logic to handle view+inplace would override the custom backward associated with the custom "
+                    "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
+                    "cloning the output of the custom Function."
+                )
+        result.append(out)
+    return tuple(result)
 
 
 def _unreplayable_view_message(i: int, name: str, custom: bool) -> str:
