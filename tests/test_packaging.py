@@ -59,6 +59,11 @@ def test_wheel_and_sdist_carry_the_course_and_no_solutions(dist):
         shipped = sorted(n.rsplit("/", 1)[1] for n in names if n.startswith(f"minigrad/course/content/{folder}/"))
         assert shipped == sorted(p.name for p in (ROOT / folder).glob("[0-9][0-9]_*.ipynb")), folder
     assert not [n for n in names if "solutions" in n or n.startswith("tests/")]
+    modules = [p.relative_to(ROOT).as_posix() for p in (ROOT / "minigrad").rglob("*.py")
+               if "__pycache__" not in p.parts]
+    missing = [m for m in modules if m not in names]
+    assert not missing, f"modules missing from the wheel (does each folder have an __init__.py?): {missing}"
+    assert {"minigrad/course/GRADING.md", "minigrad/course/AUTHORING.md"} <= set(names)
     assert "License-Expression: MIT" in metadata
     with tarfile.open(sdist) as t:
         members = t.getnames()
@@ -111,6 +116,8 @@ def test_installed_wheel_inits_a_course_runs_a_lesson_and_grades_without_a_check
                   env=env, timeout=1800)
     assert "04_topological_backward" in graded.stdout and "0/11" in graded.stdout, graded.stdout[-2000:]
     assert not (work / "grades").exists()  # one notebook: a quick look
+    # What the Gradescope bundle's run_autograder calls, from the installed package.
+    _run([python, "-m", "minigrad.course.grading.gradescope", "--help"], cwd=work, env=env, timeout=300)
     record = _run([bin_dir / "minigrad-grade", work / "course" / "exercises", "--isolation", "none",
                    "--stages", "04", "--wall", "600", "--quiet"], cwd=work, env=env, timeout=1800)
     assert record.returncode == 0

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from minigrad.course.grading.options import add_limit_options, limits_from
-from minigrad.course.grading.sandbox import IsolationUnavailable, Limits
+from minigrad.course.grading.sandbox import IsolationUnavailable, Limits, package_root
 
 ROOT_ENV = "MINIGRAD_AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
@@ -117,7 +117,6 @@ def build_bundle(out: Path, templates: Path, stages: list[str] | None = None, se
                  limits=None, isolation: str = "full", visibility: str = "visible") -> list[str]:
     """Write the autograder zip; return the names it holds."""
     from minigrad.course.grading.grader import choose_stages, load_templates
-    from minigrad.course.grading.sandbox import package_root
 
     available = load_templates(templates)
     chosen = choose_stages(available, stages)
