@@ -29,24 +29,25 @@ from minigrad.autograd.grad_mode import _GradMode
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
     """Every node reachable from ``roots``, each after all of its consumers."""
-    dependencies: dict[Node, int] = {}
-    seen = set(roots)
-    stack = list(seen)
+    dependencies: dict[Node, int] = {}  # also the set of nodes reached through an edge
+    root_set = set(roots)
+    stack = list(root_set)
     while stack:
-        node = stack.pop()
-        for child, _ in node.next_functions:
+        for child, _ in stack.pop().next_functions:
             if child is None:
                 continue
-            dependencies[child] = dependencies.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child in dependencies:
+                dependencies[child] += 1
+            else:
+                dependencies[child] = 1
+                if child not in root_set:
+                    stack.append(child)
 
-    ready = [(-node._sequence_nr, node) for node in seen if node not in dependencies]
+    ready = [(-node._sequence_nr, node) for node in root_set if node not in dependencies]
     heapq.heapify(ready)
     order = []
     while ready:
-        _, node = heapq.heappop(ready)
+        node = heapq.heappop(ready)[1]
         order.append(node)
         for child, _ in node.next_functions:
             if child is None:
