@@ -530,7 +530,9 @@ class Tensor:
 
     def __rsub__(self, other):
         other = _operand(other)
-        return NotImplemented if other is NotImplemented else _ew.Sub.apply(other, self)
+        if other is NotImplemented:
+            return NotImplemented
+        return _ew.Sub.apply(other, self) if isinstance(other, Tensor) else _ew.Rsub.apply(self, other)
 
     def __mul__(self, other):
         other = _operand(other)

@@ -99,6 +99,20 @@ class Add(Function):
                 sum_to(grad, ctx.shapes[1]) if need_b else None)
 
 
+class Rsub(Function):
+    """``number - x``, as PyTorch's ``rsub``: its node has an edge for ``x`` only (post-hooks see one gradient)."""
+
+    node_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return Sub.forward(ctx, number, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, None
+
+
 class Sub(Function):
     node_name = "SubBackward0"
     _operands = (0, 1)
