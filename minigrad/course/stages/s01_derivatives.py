@@ -248,7 +248,8 @@ def judge_accepts_correct(mine: dict, ref: dict) -> Verdict:
     if not result["ok"]:
         return Verdict(False, f"gradient_check said not ok (max_error {fmt(result['error'])}) for minigrad's own "
                               "tanh, * and sum, whose gradients are right: compare |analytical - numerical| "
-                              "with atol + rtol * |numerical|, element by element")
+                              "with atol + rtol * |numerical|, element by element (analytical: the gradient backward "
+                              "gives; numerical: your finite differences)")
     if not (0 <= result["error"] < 1e-5):
         return Verdict(False, f"for a correct function your max_error is {fmt(result['error'])}, expected about "
                               f"{fmt(ref['result']['error'])}: return the largest |analytical - numerical|")

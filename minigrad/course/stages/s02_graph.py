@@ -91,7 +91,8 @@ def judge_recorder_records(mine: dict, ref: dict) -> Verdict:
         where = f"{expr} recorded {_show(got)}, expected {_show(want)}"
         if isinstance(got, list) and sorted(map(str, got[1])) == sorted(map(str, want[1])):
             return Verdict(False, f"{where}: the inputs are in the wrong order. Record them in argument order: "
-                                  "the backward of a * b sends grad * b to the first input and grad * a to the second")
+                                  "the backward of a * b sends grad * b to the first input and grad * a to the second "
+                                  "(grad: the gradient arriving at the product)")
         return Verdict(False, f"{where}: each op's node records its op name and the nodes of its arguments")
     return Verdict(True)
 

@@ -309,7 +309,7 @@ DERIVATIVES = {
     "Log": "d/dx log(x) = 1 / x",
     "Sigmoid": "d/dx sigmoid(x) = y * (1 - y), with y = sigmoid(x)",
     "Tanh": "d/dx tanh(x) = 1 - y**2, with y = tanh(x)",
-    "Mul": "a * b sends grad * b to a and grad * a to b",
+    "Mul": "a * b sends grad * b to a and grad * a to b (grad: the gradient backward receives)",
 }
 
 

@@ -149,7 +149,8 @@ def probe_accumulates(ns: dict, rng: np.random.Generator) -> dict:
     return {"a": value, "a_grad": a.grad, "b_grad": b.grad, "inplace": None}
 
 
-INPLACE_WHY = ("add out of place, slot[nr] = slot[nr] + g: a node's backward may hand one tensor to several "
+INPLACE_WHY = ("add out of place (gradient so far + new gradient, a new tensor): a node's backward may hand "
+               "one tensor to several "
                "inputs (AddBackward0 passes grad_output on, unchanged, to both), or return a broadcast view whose "
                "elements share memory (SumBackward0's expand), so `+=` would change a gradient another node still "
                "holds, or cannot write at all")

@@ -75,6 +75,7 @@ def probe_exp_sigmoid(ns: dict, rng: np.random.Generator) -> dict:
 
 
 G = " (g: the gradient backward receives, grad_output)"
+AB = " (a, b: fixed random weights)"
 
 
 def judge_exp_sigmoid(mine: dict, ref: dict) -> Verdict:
@@ -231,7 +232,8 @@ def judge_relu(mine: dict, ref: dict) -> Verdict:
 
 # -- LinearFunction ------------------------------------------------------------------------
 INPUT_NAMES = ("input", "weight", "bias")
-GRAD_HINT = "grad_input = grad @ weight, grad_weight = grad.T @ input, grad_bias = grad.sum(0)"
+GRAD_HINT = ("with grad = grad_output, the gradient of y that backward receives: grad_input = grad @ weight, "
+             "grad_weight = grad.T @ input, grad_bias = grad.sum(0)")
 
 
 def probe_linear(ns: dict, rng: np.random.Generator) -> dict:
@@ -359,18 +361,20 @@ def judge_sin_cos(mine: dict, ref: dict) -> Verdict:
         return Verdict(False, "no gradient reached x through SinCos")
     if not close(got, ref["both"]):
         if close(got, a * np.cos(x)):
-            return Verdict(False, f"with loss = (a·sin x + b·cos x).sum(), x's gradient is a·cos x = {fmt(got)}: "
+            return Verdict(False, f"with loss = (a·sin x + b·cos x).sum(){AB}, x's gradient is a·cos x = {fmt(got)}: "
                                   "your backward ignored the gradient of the second output. backward receives one "
                                   "gradient per output (grad_sin, grad_cos); x gets the sum of both contributions")
         if close(got, -b * np.sin(x)):
             return Verdict(False, "your backward ignored the gradient of the first output (sin): x gets "
-                                  "grad_sin · cos x − grad_cos · sin x")
+                                  "grad_sin · cos x − grad_cos · sin x (grad_sin, grad_cos: the gradients backward "
+                                  "receives for sin x and cos x)")
         if close(got, a * np.cos(x) + b * np.sin(x)):
             return Verdict(False, "the cos part has the wrong sign: d(cos x)/dx = −sin x")
-        return Verdict(False, f"with loss = (a·sin x + b·cos x).sum(), x's gradient is {fmt(got)}, expected "
+        return Verdict(False, f"with loss = (a·sin x + b·cos x).sum(){AB}, x's gradient is {fmt(got)}, expected "
                               f"a·cos x − b·sin x = {fmt(ref['both'])}")
     if mine["sin_only"] is None or not close(mine["sin_only"], ref["sin_only"]):
-        return Verdict(False, f"when only sin is used, x's gradient is {fmt(mine['sin_only'])}, expected a·cos x = "
+        return Verdict(False, f"when only sin is used, in (a·sin x).sum(){AB}, x's gradient is "
+                              f"{fmt(mine['sin_only'])}, expected a·cos x = "
                               f"{fmt(ref['sin_only'])}: the unused output's gradient arrives as zeros")
     return Verdict(True)
 
@@ -398,9 +402,11 @@ def judge_max_with_mask(mine: dict, ref: dict) -> Verdict:
     if not mine["values_requires_grad"]:
         return Verdict(False, "the maxima don't require grad: mark only the mask as non-differentiable")
     if mine["grad"] is None or not close(mine["grad"], ref["grad"]):
-        return Verdict(False, f"with loss = (a · values).sum(), x's gradient is {fmt(mine['grad'])}, expected "
+        return Verdict(False, f"with loss = (a · values).sum() (a: fixed random weights, one per row), x's gradient is "
+                              f"{fmt(mine['grad'])}, expected "
                               f"{fmt(ref['grad'])}: each row's gradient goes to the position of its maximum "
-                              "(grad_values[:, None] * mask)")
+                              "(grad_values[:, None] * mask, with grad_values the gradient backward receives for "
+                              "values)")
     return Verdict(True)
 
 

@@ -184,11 +184,13 @@ def _judge_binary(mine: list, ref: list, name: str, symbol: str) -> Verdict:
                 swapped = _np_sum_to(g * (a if label == "a" else b), (shape_a, shape_b)[i])
                 if close(got, swapped):
                     return Verdict(False, f"{where}: the gradient for {label} is {fmt(got)}, expected {fmt(want)}: "
-                                          f"you multiplied grad by {label} itself. The derivative of a · b with "
+                                          f"you multiplied grad by {label} itself (grad: the gradient backward "
+                                          "receives). The derivative of a · b with "
                                           "respect to a is b: grad_a = unbroadcast(grad * b, a.shape), and the "
                                           "other way round for b")
                 if close(got, _np_sum_to(g, (shape_a, shape_b)[i])):
-                    return Verdict(False, f"{where}: the gradient for {label} is the summed grad alone: multiply "
+                    return Verdict(False, f"{where}: the gradient for {label} is the summed grad alone (grad: the "
+                                          "gradient backward receives): multiply "
                                           f"by the other operand before summing")
             return Verdict(False, f"{where}: the gradient for {label} is {fmt(got)}, expected {fmt(want)}")
     return Verdict(True)
@@ -205,7 +207,8 @@ def judge_mul(mine: list, ref: list) -> Verdict:
 # -- BatchedMatMul -------------------------------------------------------------------------
 SHARED_CASES = [((3, 2, 4), (4, 5)), ((2, 3, 3), (3, 3))]
 BATCHED_CASES = [((3, 2, 4), (3, 4, 5)), ((2, 4), (3, 4, 5))]
-MATMUL_HINT = ("For C = A @ B: grad_A = grad_C @ Bᵀ, shapes (n, m) @ (m, k) = (n, k), and grad_B = Aᵀ @ grad_C, "
+MATMUL_HINT = ("For C = A @ B with A (n, k), B (k, m), and grad_C the gradient backward receives for C: "
+               "grad_A = grad_C @ Bᵀ, shapes (n, m) @ (m, k) = (n, k), and grad_B = Aᵀ @ grad_C, "
                "(k, n) @ (n, m) = (k, m); transpose the last two dimensions with .transpose(-1, -2)")
 
 

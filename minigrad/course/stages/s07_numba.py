@@ -375,7 +375,8 @@ def judge_ce_stable(mine: list, ref: list) -> Verdict:
             return Verdict(False, f"{where} your log_probs contain {fmt(m['values'])} and the loss is "
                                   f"{fmt(m['loss'])}, expected {fmt(r['loss'])}: a probability of exp(-2000) rounds "
                                   "to 0, and log(0) = -inf. Never take the log of a probability: compute "
-                                  "(x - m) - log(s) directly, which is -2000 - ..., a perfectly good number")
+                                  "(x - m) - log(s) directly (m: the row's max, s: sum(exp(x - m))), which is -2000 - ..., "
+                                  "a perfectly good number")
         tol = 1e-4 if r["dtype"] == "float32" else 1e-7
         if not close(m["loss"], r["loss"], rtol=tol) or not close(m["values"], r["values"], rtol=tol):
             return Verdict(False, f"{where} your loss is {fmt(m['loss'])}, expected {fmt(r['loss'])}")
@@ -619,10 +620,12 @@ def judge_sigmoid_function(mine: dict, ref: dict) -> Verdict:
     if not close(mine["y"], ref["y"]):
         return Verdict(False, f"Sigmoid.apply(x) gave {fmt(mine['y'])}, expected {fmt(ref['y'])}")
     if mine["grad"] is None:
-        return Verdict(False, "after (Sigmoid.apply(x) * g).sum().backward(), x.grad is None: backward must return "
+        return Verdict(False, "after (Sigmoid.apply(x) * g).sum().backward() (g: fixed random weights), x.grad is None: "
+                              "backward must return "
                               "a tensor, the gradient for x")
     if not close(mine["grad"], ref["numeric"], rtol=1e-5):
-        return Verdict(False, f"after (Sigmoid.apply(x) * g).sum().backward(), x.grad = {fmt(mine['grad'])}, but "
+        return Verdict(False, f"after (Sigmoid.apply(x) * g).sum().backward() (g: fixed random weights), "
+                              f"x.grad = {fmt(mine['grad'])}, but "
                               f"finite differences give {fmt(ref['numeric'])}: backward must return "
                               "sigmoid_backward(y, grad_output), with y the output saved in forward")
     return Verdict(True)

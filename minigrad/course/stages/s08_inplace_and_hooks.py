@@ -203,7 +203,7 @@ def judge_clip_engine(mine: dict, ref: dict) -> Verdict:
                                   "the whole gradient instead: grad * (max_norm / norm) when its norm is larger")
         return Verdict(False, f"a gradient of norm 5 with max_norm = {max_norm:.3g} became {fmt(got.tolist())} (norm "
                               f"{np.linalg.norm(got):.3g}), expected {fmt(ref['large']['grad'])} (norm {max_norm:.3g}, "
-                              "same direction): grad * (max_norm / norm)")
+                              "same direction): grad * (max_norm / norm), with norm the gradient's norm")
     small = np.asarray(mine["small"]["grad"], dtype=np.float64)
     if not close(small, ref["small"]["grad"]):
         return Verdict(False, f"a gradient of norm 0.3, below max_norm = {max_norm:.3g}, became {fmt(small.tolist())} "

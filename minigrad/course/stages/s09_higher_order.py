@@ -85,7 +85,7 @@ def judge_second_derivative(mine: dict, ref: dict) -> Verdict:
             continue
         if close(got, r["first"]):
             return Verdict(False, f"{what} returned {fmt(got)}, the first derivative: differentiate the first "
-                                  "gradient once more, grad(g.sum(), x)")
+                                  "gradient g once more, grad(g.sum(), x)")
         if np.allclose(np.asarray(got, dtype=np.float64), 0):
             return Verdict(False, f"{what} returned zeros, expected {fmt(want)}: the first gradient was not recorded "
                                   "(create_graph=True), so nothing connects it to x")
@@ -128,7 +128,7 @@ def probe_hvp_quadratic(ns: dict, rng: np.random.Generator) -> dict:
 def _hvp_error(error: str) -> str:
     if "scalar outputs" in error:
         return (f"hvp raised \"{error}\": grad needs a scalar to differentiate. Take the dot product of the gradient "
-                "with v, (g * v).sum(), and differentiate that")
+                "with v, (g * v).sum() with g = grad(f(x), x, create_graph=True), and differentiate that")
     return _graph_advice(error, "hvp(f, x, v)") or f"hvp(f, x, v) raised {error}"
 
 
@@ -141,12 +141,14 @@ def judge_hvp_quadratic(mine: dict, ref: dict) -> Verdict:
         return Verdict(False, "hvp returned None")
     if np.shape(got) != np.shape(want):
         return Verdict(False, f"hvp returned shape {list(np.shape(got))}, expected {list(np.shape(want))} (the shape "
-                              "of x): differentiate the scalar (g * v).sum()")
+                              "of x): differentiate the scalar (g * v).sum(), with g the gradient of f made with "
+                              "create_graph=True")
     if close(got, want):
         return Verdict(True)
     if close(got, a @ np.ones_like(v)):
         return Verdict(False, f"for f(x) = ½ xᵀAx + bᵀx, hvp gave {fmt(got)} = A · 1 (the row sums of A), expected "
-                              f"A v = {fmt(want)}: you differentiated g.sum() instead of the dot product (g * v).sum()")
+                              f"A v = {fmt(want)}: you differentiated g.sum() instead of the dot product (g * v).sum() "
+                              "(g: the gradient of f, made with create_graph=True)")
     return Verdict(False, f"for f(x) = ½ xᵀAx + bᵀx the Hessian is A, so hvp should give A v = {fmt(want)}; "
                           f"yours gave {fmt(got)}")
 
@@ -301,12 +303,12 @@ def judge_newton_quadratic(mine: dict, ref: dict) -> Verdict:
     if close(got, 2 * x0 - x_star):
         return Verdict(False, f"on a quadratic, one Newton step from x0 = {fmt(x0.tolist())} should land on the minimum "
                               f"{fmt(x_star.tolist())}; yours went to {fmt(got)}, as far on the other side: the step "
-                              "has the wrong sign. x_new = x − H⁻¹ g")
+                              "has the wrong sign. x_new = x − H⁻¹ g (H: the Hessian at x, g: the gradient at x)")
     if close(got, x0):
         return Verdict(False, "after one step, x is still x0: update x and return the updated x")
     return Verdict(False, f"on a quadratic ½ xᵀAx − bᵀx, one Newton step from x0 = {fmt(x0.tolist())} should land on "
                           f"the minimum A⁻¹b = {fmt(x_star.tolist())}; yours gave {fmt(got)}. Solve H s = g and step "
-                          "x − s")
+                          "x − s (H: the Hessian at x, g: the gradient at x)")
 
 
 def probe_newton_rosenbrock(ns: dict, rng: np.random.Generator) -> dict:
@@ -331,7 +333,8 @@ def judge_newton_rosenbrock(mine: dict, ref: dict) -> Verdict:
         return Verdict(True)
     if got["f"] > ref["start"]:
         return Verdict(False, f"after 8 Newton steps from (-1.2, 1) the Rosenbrock function rose from "
-                              f"{ref['start']:.4g} to {got['f']:.4g}: the steps go uphill. x_new = x − H⁻¹ g")
+                              f"{ref['start']:.4g} to {got['f']:.4g}: the steps go uphill. x_new = x − H⁻¹ g (H: the Hessian "
+                              "at x, g: the gradient at x)")
     return Verdict(False, f"after 8 Newton steps from (-1.2, 1), x = {fmt(got['x'])} (f = {got['f']:.3g}), expected "
                           f"{fmt(want['x'])}, the minimum (1, 1)")
 

@@ -302,7 +302,8 @@ def _judge_trajectories(name: str, mine: list, ref: list, replay, mistakes: dict
         step, i = _first_difference(m["path"], r["path"])
         if all(close(x, y) for x, y in zip(m["path"][-1], r["p0"])):
             return Verdict(False, f"{name}({config}) never changed the parameters: update them in place "
-                                  "(p -= lr * d, inside `with minigrad.no_grad():`), not by making new tensors")
+                                  "(p -= lr * d, with d the direction your rule computes, inside `with minigrad.no_grad():`), "
+                                  "not by making new tensors")
         for mistake, advice in mistakes.items():
             if _paths_close(m["path"], replay(r["p0"], r["grads"], r["config"], mistake)):
                 return Verdict(False, f"{name}({config}): after {step + 1} step(s), parameter {i} is "

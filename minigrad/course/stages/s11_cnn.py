@@ -297,7 +297,8 @@ def judge_function(mine: dict, ref: dict) -> Verdict:
             return Verdict(False, f"after backward through Conv2dFunction, {name}.grad is None: backward returns "
                                   "(grad_x, grad_w, grad_b, None, None), one per forward argument")
         if not close(got, ref["numeric"][name], rtol=1e-5):
-            return Verdict(False, f"after (Conv2dFunction.apply(x, w, b, 2, 1) * g).sum().backward(), {name}.grad = "
+            return Verdict(False, f"after (Conv2dFunction.apply(x, w, b, 2, 1) * g).sum().backward() (g: fixed random "
+                                  f"weights), {name}.grad = "
                                   f"{fmt(got)}, but finite differences give {fmt(ref['numeric'][name])}")
     without, want = mine["without_bias"], ref["without_bias"]
     if without["error"] is not None:
