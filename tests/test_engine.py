@@ -752,3 +752,53 @@ def test_max_dim_indices_are_non_differentiable():
     assert indices.dtype == minigrad.int64
     values.sum().backward()
     close(x.grad, [[0.0, 1.0], [1.0, 0.0]])
+
+
+# -- edges and gradient slots, compared with torch ------------------------------------------------
+EDGE_CASES = [
+    "x * 2", "2 * x", "x + 2", "2 + x", "x - 2", "2 - x", "x / 2", "2 / x", "x ** 2", "2 ** x", "x * w",
+    "x[0]", "x.sum(0)", "x.max(0).values", "x.reshape(3, 1)", "x.clamp(0, 1)", "x.masked_fill(x > 0, 1.0)",
+    "x.index_select(0, lib.tensor([0]))", "x.gather(0, lib.tensor([0]))", "x[lib.tensor([0, 1])]",
+    "lib.where(x > 0, x, 0.0)", "lib.where(x > 0, 0.0, x)", "x.expand(2, 3)", "x.sort().values",
+]
+
+
+def _edges(lib, expression: str) -> list:
+    """For each edge of the node ``expression`` records: which leaf it leads to, or None."""
+    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    w = lib.tensor([0.5, 0.5, 0.5])
+    node = eval(expression, {"lib": lib, "x": x, "w": w}).grad_fn
+    return [None if child is None else type(child).__name__ for child, _ in node.next_functions]
+
+
+@pytest.mark.parametrize("expression", EDGE_CASES)
+def test_next_functions_have_one_edge_per_differentiable_argument_as_in_torch(expression):
+    torch = pytest.importorskip("torch")
+    assert _edges(minigrad, expression) == _edges(torch, expression)
+
+
+def _hook_calls(lib) -> list:
+    """What node hooks see on a custom Function with a non-tensor argument and on max(dim)."""
+
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k, b):
+            return a * k + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, g  # b needs no gradient: PyTorch still hands this one to post-hooks
+
+    seen = []
+    a, b = lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor([3.0, 4.0])
+    y = Scale.apply(a, 3.0, b)
+    y.grad_fn.register_hook(lambda gi, go: seen.append(("post", [None if g is None else g.tolist() for g in gi])))
+    values = lib.tensor([1.0, 3.0, 2.0], requires_grad=True).max(0).values
+    values.grad_fn.register_prehook(lambda go: seen.append(("pre", [None if g is None else g.tolist() for g in go])))
+    (y.sum() + values).backward()
+    return seen
+
+
+def test_node_hooks_see_one_gradient_per_edge_and_per_differentiable_output_as_in_torch():
+    torch = pytest.importorskip("torch")
+    assert _hook_calls(minigrad) == _hook_calls(torch)
