@@ -269,3 +269,10 @@ def test_custom_function_view_is_refused_after_its_base_gets_history():
 def test_advanced_setitem_of_an_empty_tensor_into_itself_is_an_overlap():
     # found by the long run, seed 2005
     check([leaf((0, 1), False), ("setitem", 0, (slice(None), ("list", (0,))), 0, None, True)])
+
+
+def test_huber_and_smooth_l1_losses_refuse_an_input_changed_in_place():
+    # found by the long run, seed 2006: both save input and target, so backward is a version-counter error
+    for loss in ("huber_loss", "smooth_l1_loss"):
+        check([leaf(), leaf(seed=1), ("loss", loss, 0, 1, "mean"), ("inplace", "add_", 1, None, 2.0, True),
+               ("backward", 2, 0, None, False, None)])

@@ -994,3 +994,84 @@ CONVERTS_FIRST = {"prod_dtype", "cumsum_dtype"}
 def test_inplace_change_before_backward_matches_torch(name, change):
     fn, arrays = make_inputs(name)
     assert change_then_backward(minigrad, fn, arrays, change) == change_then_backward(torch, fn, arrays, change)
+
+
+# -- type promotion: PyTorch's result_type, for every op that combines dtypes ---------------------------
+# torch.result_type ranks operands in three groups: dimensioned tensors, then 0-d tensors, then
+# Python numbers; a lower group decides the dtype only when it is of a higher category (bool < int
+# < float). cat and stack see dimensioned tensors only (stack unsqueezes its 0-d inputs first).
+PROMOTION_DTYPES = ["float32", "float64", "int32", "int64", "bool"]
+PROMOTING = {
+    "add": lambda L, a, b: a + b, "sub": lambda L, a, b: a - b, "rsub": lambda L, a, b: b - a,
+    "mul": lambda L, a, b: a * b, "div": lambda L, a, b: a / b, "pow": lambda L, a, b: a ** b,
+    "maximum": lambda L, a, b: L.maximum(a, b) if isinstance(b, L.Tensor) else L.maximum(a, L.tensor(b)),
+    "where": lambda L, a, b: L.where(L.ones(a.shape, dtype=L.bool), a, b),
+    "stack": lambda L, a, b: L.stack([a, b.expand(a.shape)]),
+    "cat": lambda L, a, b: L.cat([a.reshape(-1), b.reshape(-1)]),
+    "matmul": lambda L, a, b: a.reshape(-1) @ b.reshape(-1),
+    "masked_fill": lambda L, a, b: a.masked_fill(L.ones(a.shape, dtype=L.bool), b),
+}
+
+
+def _promotion_result(lib, name: str, a_dtype: str, a_shape: tuple, b) -> str:
+    """The result's dtype name, or the exception type's name."""
+    a = lib.ones(a_shape, dtype=getattr(lib, a_dtype))
+    if isinstance(b, tuple):  # (dtype, shape) of a tensor operand
+        b = lib.ones(b[1], dtype=getattr(lib, b[0]))
+    try:
+        return str(PROMOTING[name](lib, a, b).dtype).split(".")[-1]
+    except Exception as e:  # noqa: BLE001 - compared with torch's
+        return type(e).__name__
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(PROMOTING))
+def test_result_dtype_matches_torch(name):
+    """Every pair of dtypes, as dimensioned or 0-d tensors, and Python numbers: torch's dtype or error."""
+    shapes = [(2,), ()]
+    others = [(d, s) for d in PROMOTION_DTYPES for s in shapes]
+    if name not in ("cat", "stack", "matmul"):
+        others += [2, 2.5, True]
+    if name == "masked_fill":
+        others = [(d, ()) for d in PROMOTION_DTYPES] + [2, 2.5, True]  # the value must be 0-d
+    wrong = []
+    for a_dtype in PROMOTION_DTYPES:
+        for a_shape in shapes:
+            for b in others:
+                want = _promotion_result(torch, name, a_dtype, a_shape, b)
+                got = _promotion_result(minigrad, name, a_dtype, a_shape, b)
+                if got != want:
+                    wrong.append(f"{a_dtype}{list(a_shape)} with {b}: {got}, torch {want}")
+    assert not wrong, f"{name}: " + "; ".join(wrong)
+
+
+def _matmul_result(lib, a_shape: tuple, b_shape: tuple, a_grad: bool, b_grad: bool) -> str:
+    """float32 @ float64: the result's shape and dtype and the gradients' dtypes, or the error type."""
+    a = lib.zeros(a_shape, dtype=lib.float32, requires_grad=a_grad)
+    b = lib.zeros(b_shape, dtype=lib.float64, requires_grad=b_grad)
+    try:
+        out = a @ b
+        if out.requires_grad:
+            out.sum().backward()
+    except Exception as e:  # noqa: BLE001 - compared with torch's
+        return type(e).__name__
+    return str((tuple(out.shape), out.dtype, a.grad is not None and a.grad.dtype, b.grad is not None and b.grad.dtype))
+
+
+@needs_torch
+def test_matmul_of_two_dtypes_matches_torch():
+    """PyTorch refuses two dtypes except in a batched product with nothing to compute (an empty
+    result or an inner size 0), which its folding rules decide from ranks and requires_grad."""
+    import itertools
+
+    shapes = [s for nd in (1, 2, 3) for s in itertools.product((0, 1, 2), repeat=nd)]
+    wrong = []
+    for a_shape, b_shape in itertools.product(shapes, shapes):
+        if len(a_shape) < 3 and len(b_shape) < 3:
+            continue
+        for a_grad, b_grad in itertools.product((False, True), repeat=2):
+            want = _matmul_result(torch, a_shape, b_shape, a_grad, b_grad).replace("torch.", "")
+            got = _matmul_result(minigrad, a_shape, b_shape, a_grad, b_grad).replace("minigrad.", "")
+            if got != want:
+                wrong.append(f"{a_shape} @ {b_shape} (requires_grad {a_grad}, {b_grad}): {got}, torch {want}")
+    assert not wrong, f"{len(wrong)} differ, e.g. " + "; ".join(wrong[:5])

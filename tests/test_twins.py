@@ -126,6 +126,8 @@ CASES: dict[str, Case] = {
     "cross_entropy_none": Case(((3, 4),), _cross_entropy("none"), 4),
     "gelu": Case(((3, 4),), lambda lib, x: _F(lib).gelu(x), 1),
     "leaky_relu": Case(((3, 4),), lambda lib, x: _F(lib).leaky_relu(x, 0.1), 1),
+    "huber_loss": Case(((3, 4), (3, 4)), lambda lib, x, t: _F(lib).huber_loss(x, t, reduction="none", delta=0.5), 1),
+    "smooth_l1_loss": Case(((3, 4), (3, 4)), lambda lib, x, t: _F(lib).smooth_l1_loss(x, t, reduction="sum", beta=0.5), 12),
     "binary_cross_entropy": Case(  # probabilities from sigmoid; the target's gradient has two paths too
         ((3, 4), (3, 4)), lambda lib, x, t: _F(lib).binary_cross_entropy(x.sigmoid(), t.sigmoid()), 1),
     "prod_dim": Case(((3, 4),), lambda lib, x: x.prod(1), 4),

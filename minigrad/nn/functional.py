@@ -33,7 +33,7 @@ from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
-from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, MseLoss, NllLoss
+from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, SmoothL1Loss
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor
 
@@ -706,6 +706,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     _warn_size_mismatch(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta > 0 and target.shape == input.shape and target.dtype == input.dtype:
+        return SmoothL1Loss.apply(input, target, reduction, beta)
     diff = input - target
     if beta == 0:
         return _reduce(diff.abs(), reduction)
@@ -719,6 +721,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _check_reduction(reduction)
     _check_tensors("huber_loss", input, target)
     _warn_size_mismatch(input, target)
+    if weight is None and target.shape == input.shape and target.dtype == input.dtype:
+        return HuberLoss.apply(input, target, reduction, delta)
     diff = input - target
     size = diff.abs()
     losses = where(size < delta, diff * diff * 0.5, (size - 0.5 * delta) * delta)

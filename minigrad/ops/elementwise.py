@@ -73,6 +73,10 @@ def _saved_operands(ctx) -> tuple:
     return (scalar_a if a is None else a, scalar_b if b is None else b, *also)
 
 
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, Tensor) and x._data.dtype == np.bool_)
+
+
 def _zero_where(mask: np.ndarray, grad: Tensor) -> Tensor:
     """``grad`` with 0 where ``mask`` is True: PyTorch's ``where(mask, 0, grad)``, so an
     inf or NaN gradient at a masked-off element gives 0 (``grad * ~mask`` would give NaN).
@@ -119,6 +123,11 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if _is_bool(a) or _is_bool(b):
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
         ctx.shapes = _shape(a), _shape(b)
         return _binary(np.subtract, a, b)
 
@@ -204,6 +213,8 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype == np.bool_:
+            raise NotImplementedError("\"pow\" not implemented for 'Bool': convert with .int() or .float() first")
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _binary(np.power, a, b)
         _save_operands(ctx, a, b, True, True, out if isinstance(b, Tensor) else None)
@@ -237,6 +248,11 @@ class Neg(Function):
 
     @staticmethod
     def forward(ctx, a):
+        if a._data.dtype == np.bool_:
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
         return Tensor._wrap(-a._data)
 
     @staticmethod

@@ -19,7 +19,7 @@ def _check(a: Tensor, b: Tensor) -> None:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
         )
-    if a._data.dtype != b._data.dtype:
+    if a._data.dtype != b._data.dtype and not _batched_without_arithmetic(a, b):
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}. "
             "Convert one of them with .to(dtype), .float() or .double()"
@@ -36,6 +36,49 @@ def _check(a: Tensor, b: Tensor) -> None:
             f"dimension of the first ({k_a}) must equal the {'first' if b.ndim == 1 else 'second-to-last'} "
             f"dimension of the second ({k_b})"
         )
+    if a._data.dtype == b._data.dtype == np.bool_:
+        raise NotImplementedError("matmul is not implemented for 'Bool': convert with .int() or .float() first")
+
+
+def _batched_without_arithmetic(a: Tensor, b: Tensor) -> bool:
+    """Whether PyTorch lets two dtypes through: a batched product with nothing to compute.
+
+    PyTorch checks the dtypes only once it multiplies: a batched product (``bmm``) whose
+    result is empty, or whose inner dimension is 0 (all zeros), returns a tensor of ``b``'s
+    dtype without the check. Which products are batched is PyTorch's choice: a 3-D+ by
+    1-D/2-D product is folded into one ``mm`` (which checks the dtypes first) when the
+    smaller operand requires grad, or the larger one is empty or has contiguous batch
+    dimensions, except that a 2-D ``a`` is never folded if it does not require grad; and
+    two 3-D operands of different batch sizes, one of them 1 and requiring grad, are
+    multiplied as a matrix and a batch (so folded into ``mm`` too).
+    """
+    if a.ndim < 3 and b.ndim < 3:
+        return False
+    if a.ndim == b.ndim == 3 and a.shape[0] != b.shape[0] and (
+            a.shape[0] == 1 and a.requires_grad or b.shape[0] == 1 and b.requires_grad):
+        return False
+    if (a.ndim < 3 or b.ndim < 3) and _folded(a, b):
+        return False
+    k = a.shape[-1]
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:  # the dtypes are named first, as in PyTorch
+        return False
+    rows, cols = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
+    return k == 0 or 0 in (rows, cols, *batch)
+
+
+def _folded(a: Tensor, b: Tensor) -> bool:
+    """PyTorch's ``should_fold`` for a 3-D+ operand and a 1-D/2-D one."""
+    larger, smaller = (a, b) if a.ndim >= b.ndim else (b, a)
+    if smaller.requires_grad:
+        return True
+    if a.ndim == 2:
+        return False
+    if larger.numel() == 0:
+        return True
+    shape, strides = larger._data.shape, larger._data.strides
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(larger.ndim - 2))
 
 
 class MatMul(Function):
@@ -49,8 +92,8 @@ class MatMul(Function):
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
         ctx.shapes = a.shape, b.shape
-        try:
-            return Tensor._wrap(np.asarray(np.matmul(a._data, b._data)))
+        try:  # in b's dtype: two dtypes get here only for a product that is all zeros (see _check)
+            return Tensor._wrap(np.asarray(np.matmul(a._data, b._data)).astype(b._data.dtype, copy=False))
         except ValueError:  # batch dimensions that don't broadcast
             raise RuntimeError(
                 f"matmul: the batch dimensions of {list(a.shape)} and {list(b.shape)} cannot be broadcast"

@@ -1,7 +1,7 @@
 """Losses as single Functions with their reduction inside, named as PyTorch names them.
 
-``F.mse_loss``, ``F.binary_cross_entropy``, ``F.binary_cross_entropy_with_logits``
-and ``F.nll_loss`` could be a few tensor operations each, but then ``loss.grad_fn`` would be a
+``F.mse_loss``, ``F.huber_loss``, ``F.smooth_l1_loss``, ``F.binary_cross_entropy``,
+``F.binary_cross_entropy_with_logits`` and ``F.nll_loss`` could be a few tensor operations each, but then ``loss.grad_fn`` would be a
 ``MeanBackward0`` where PyTorch shows ``MseLossBackward0`` (the tutorials print
 it), and the loss would record several nodes. Each Function here computes the
 elementwise losses in NumPy and reduces them ("mean", "sum" or "none") in the
@@ -141,3 +141,55 @@ class NllLoss(Function):
                 per_row = (grad / Tensor._wrap(np.asarray(ctx.total))).expand(n)
         values = per_row * Tensor._wrap(-ctx.weights)
         return IndexAdd.apply(values, ctx.key, ctx.rows_shape), None, None, None, None
+
+
+class HuberLoss(Function):
+    """mean/sum/none of 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), for d = input - target.
+
+    One node saving input and target, as PyTorch's: changing either in place before
+    backward is a version-counter error. d/dinput = d clamped to [-delta, delta].
+    """
+
+    node_name = "HuberLossBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, reduction, delta):
+        ctx.save_for_backward(input, target)
+        ctx.reduction, ctx.delta = reduction, delta
+        diff = input._data - target._data
+        size = np.abs(diff)
+        losses = np.where(size < delta, 0.5 * diff * diff, delta * (size - 0.5 * delta))
+        return Tensor._wrap(reduce_array(losses.astype(diff.dtype, copy=False), reduction))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        delta = ctx.delta
+        g = spread(grad, ctx.reduction, input.shape) * (input - target).clamp(-delta, delta)
+        need_input, need_target = ctx.needs_input_grad[:2]
+        return (g if need_input else None), (-g if need_target else None), None, None
+
+
+class SmoothL1Loss(Function):
+    """Huber's loss divided by beta: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta.
+
+    d/dinput = d / beta clamped to [-1, 1]; saves input and target, as PyTorch's node.
+    """
+
+    node_name = "SmoothL1LossBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, reduction, beta):
+        ctx.save_for_backward(input, target)
+        ctx.reduction, ctx.beta = reduction, beta
+        diff = input._data - target._data
+        size = np.abs(diff)
+        losses = np.where(size < beta, 0.5 * diff * diff / beta, size - 0.5 * beta)
+        return Tensor._wrap(reduce_array(losses.astype(diff.dtype, copy=False), reduction))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        g = spread(grad, ctx.reduction, input.shape) * ((input - target) / ctx.beta).clamp(-1, 1)
+        need_input, need_target = ctx.needs_input_grad[:2]
+        return (g if need_input else None), (-g if need_target else None), None, None
