@@ -1315,6 +1315,27 @@ def test_a_built_in_in_place_op_keeps_the_retained_grad():
     same(prog)
 
 
+@pytest.mark.parametrize("change", ["detach_ then requires_grad_", "a leaf gets a history"])
+def test_which_hooks_a_tensor_keeps_when_it_becomes_a_leaf_or_gets_a_history(change):
+    """PyTorch's quirks, matched: detach_() keeps the tensor's hook dict (so the old hook fires on the new
+    leaf); an in-place op that gives a tensor its first history starts a new dict."""
+    def prog(lib):
+        log = []
+        w = lib.tensor([1.], requires_grad=True)
+        t = w * 1 if change == "detach_ then requires_grad_" else lib.tensor([1.], requires_grad=True)
+        t.register_hook(_logging_hook(log, "A"))
+        if change == "detach_ then requires_grad_":
+            t.detach_()
+            t.requires_grad_()
+        else:
+            t.requires_grad_(False)
+            t.add_(w)
+        t.register_hook(_logging_hook(log, "B"))
+        (t * 2).sum().backward()
+        return log, w.grad, t.grad if t.is_leaf else None
+    same(prog)
+
+
 # -- 11. refusals and permissions of in-place writes on views -----------------------------------
 # PyTorch's rules, each probed on torch: a view's history is stale once the version counter it shares
 # with its base moved (any in-place write on the base, the view or a sibling, recorded or not); reading
