@@ -430,6 +430,11 @@ class _Builder:
             return None, _choice(self.draw, SCALARS)
         return j, None
 
+    def _reads_an_expand_of(self, operand: int | None, s: Slot) -> bool:
+        """Whether a write into ``s`` would read an expand() of its own memory (left out while open)."""
+        return (operand is not None and self.slots[operand].expanded and self.slots[operand].storage == s.storage
+                and "writing an expand() of the same memory" in OPEN_DIFFERENCES)
+
     def _no_grad_for(self, s: Slot) -> bool:
         """In-place on a leaf that requires grad (or a view of one) is legal only under no_grad; mostly obey."""
         if (s.leaf and s.requires_grad) or s.of_grad_leaf:
@@ -455,6 +460,8 @@ class _Builder:
             operand, scalar = self._value_for(s.shape)
             if operand is not None and self.slots[operand].storage == s.storage and "setitem from a detached alias" in OPEN_DIFFERENCES:
                 return
+            if self._reads_an_expand_of(operand, s):
+                return
             if op == "copy_" and operand is None:
                 return
         no_grad = self._no_grad_for(s)
@@ -475,6 +482,8 @@ class _Builder:
             return
         operand, scalar = self._value_for(target)
         if operand is not None and self.slots[operand].storage == s.storage and "setitem from a detached alias" in OPEN_DIFFERENCES:
+            operand, scalar = None, SCALARS[0]
+        if self._reads_an_expand_of(operand, s):
             operand, scalar = None, SCALARS[0]
         advanced = any(isinstance(p, tuple) for p in key)
         if advanced and operand is not None and "float64 values put into float32 by advanced index" in OPEN_DIFFERENCES:
