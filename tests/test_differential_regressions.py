@@ -278,7 +278,6 @@ def test_huber_and_smooth_l1_losses_refuse_an_input_changed_in_place():
                ("backward", 2, 0, None, False, None)])
 
 
-
 @pytest.mark.xfail(strict=True, reason="open (F-33): copying a size-1 expand() of x into a size-1 view of x is allowed; "
                                        "torch refuses it as a partial overlap (their strides differ: 0 and 1)")
 def test_writing_an_expand_of_the_same_element_is_an_overlap():
