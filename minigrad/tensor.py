@@ -359,8 +359,9 @@ class Tensor:
 
     # -- conversion and inspection ----------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The underlying array (shared memory)."""
-        if self._requires_grad:
+        """The underlying array (shared memory); refused, as in PyTorch, for a tensor (or a view of
+        one) that requires grad while grad mode is on."""
+        if (self._requires_grad or (self._base is not None and self._base._requires_grad)) and is_grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 
@@ -554,11 +555,13 @@ class Tensor:
 
     def __pow__(self, other):
         other = _operand(other)
-        return NotImplemented if other is NotImplemented else _ew.Pow.apply(self, other)
+        if other is NotImplemented:
+            return NotImplemented
+        return (_ew.PowTensor if isinstance(other, Tensor) else _ew.Pow).apply(self, other)
 
     def __rpow__(self, other):
         other = _operand(other)
-        return NotImplemented if other is NotImplemented else _ew.Pow.apply(other, self)
+        return NotImplemented if other is NotImplemented else _ew.PowScalarBase.apply(other, self)
 
     def __matmul__(self, other):
         other = _operand(other)

@@ -1075,3 +1075,25 @@ def test_matmul_of_two_dtypes_matches_torch():
             if got != want:
                 wrong.append(f"{a_shape} @ {b_shape} (requires_grad {a_grad}, {b_grad}): {got}, torch {want}")
     assert not wrong, f"{len(wrong)} differ, e.g. " + "; ".join(wrong[:5])
+
+
+# PyTorch names a node after the overload it dispatched to: each case here has a name of its own.
+OPERATOR_NODES = {
+    "tensor ** number": lambda x, y: x ** 2.0, "tensor ** int": lambda x, y: x ** 3,
+    "tensor ** tensor": lambda x, y: x ** y, "number ** tensor": lambda x, y: 2.0 ** x,
+    "tensor / number": lambda x, y: x / 2.0, "number / tensor": lambda x, y: 2.0 / x,
+    "tensor / tensor": lambda x, y: x / y, "number - tensor": lambda x, y: 2.0 - x,
+    "tensor - number": lambda x, y: x - 2.0, "tensor * number": lambda x, y: x * 2.0,
+    "tensor.pow(tensor)": lambda x, y: x.pow(y),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("case", list(OPERATOR_NODES))
+def test_operator_node_names_match_torch(case):
+    def name(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([0.5, 3.0], requires_grad=True)
+        return OPERATOR_NODES[case](x, y).grad_fn.name()
+
+    assert name(minigrad) == name(torch)

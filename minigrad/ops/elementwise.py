@@ -243,6 +243,18 @@ class Pow(Function):
         return grad_a, grad_b
 
 
+class PowTensor(Pow):
+    """``tensor ** tensor``: PyTorch names this case's node PowBackward1."""
+
+    node_name = "PowBackward1"
+
+
+class PowScalarBase(Pow):
+    """``number ** tensor``: PowBackward2 in PyTorch."""
+
+    node_name = "PowBackward2"
+
+
 class Neg(Function):
     node_name = "NegBackward0"
 
