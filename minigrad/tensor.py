@@ -847,13 +847,6 @@ class Tensor:
             else:
                 if value.shape != target.shape:
                     ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
-                    if ones == value.ndim and target.ndim and _overlaps(target._data, value._data, False):
-                        # One element seen as 0-d, then expanded: its strides (all 0) never match
-                        # the target's, so PyTorch calls even the same element a partial overlap.
-                        raise RuntimeError(
-                            "unsupported operation: some elements of the input tensor and the written-to tensor "
-                            "refer to a single memory location. Please clone() the tensor before performing the operation."
-                        )
                     value = value.reshape(value.shape[ones:]).expand(target.shape)
                 target.copy_(value)
         else:
@@ -1153,10 +1146,10 @@ def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> boo
 
     Only dense operands are compared (PyTorch gives up on the others, and so
     do we); they overlap when their byte ranges meet. Exactly the same
-    elements in the same order (``x.add_(x)``, ``x[:] = x``) is fine for most
-    ops, not for advanced setitem (``exact_is_fine=False``). PyTorch also
-    compares the strides of size-1 dimensions, which NumPy sets differently;
-    they address nothing, so they are left out.
+    elements with the same strides (``x.add_(x)``, ``x[:] = x``) is fine for
+    most ops, not for advanced setitem (``exact_is_fine=False``). Strides of
+    size-1 dimensions count too, as in PyTorch: the view ops that make them
+    follow PyTorch's conventions (``np.expand_dims``, ``shape._expand_strides``).
     """
     if written is read:  # the same tensor: a full overlap, even with no elements
         return not exact_is_fine
@@ -1167,7 +1160,7 @@ def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> boo
     exact = (
         written.__array_interface__["data"][0] == read.__array_interface__["data"][0]
         and written.shape == read.shape
-        and all(a == b for n, a, b in zip(written.shape, written.strides, read.strides) if n != 1)
+        and written.strides == read.strides
     )
     return not (exact and exact_is_fine)
 

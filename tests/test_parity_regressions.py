@@ -1433,6 +1433,8 @@ def test_a_view_taken_under_no_grad_requires_grad_with_no_edge():
     "x[None] = x", "m[None] = m", "x[None][:] = x", "m[0:1] = m[0]", "m[:] = m[0]", "x[None].copy_(x)",
     "x[None].add_(x)", "m.copy_(m[0])", "m[None] = m[None, None]", "x.fill_(x[0])", "x.fill_(x[:1])",
     "x[:1].copy_(x[0])", "x[:1] = x[0]", "x.add_(x[0])", "m[:, None] = m.view(2, 1, 2)", "x[1:] = x[None, :1]",
+    "m[None, 0:1] = m[0:1]", "y = x[:1].view(1, 1); y[::2, :] = y", "y = x[:1]; y[None] = y",
+    "y = x[0].reshape(1, 1); y[0] = x[0].expand(1)", "m[0:1].copy_(m[0].expand(1, 2))",
 ])
 def test_setitem_views_its_value_as_pytorch_does(write):
     def prog(lib):
@@ -1527,4 +1529,19 @@ def test_writing_an_empty_tensor_into_itself(write):
         x = lib.zeros(0, 1)
         exec(write)
         return x
+    same(prog)
+
+
+@pytest.mark.parametrize("grad_mode", [False, True])
+@pytest.mark.parametrize("of", ["a leaf that requires grad", "its slice", "its slice taken under no_grad", "a plain tensor"])
+def test_numpy_of_a_tensor_that_requires_grad(of, grad_mode):
+    """PyTorch refuses numpy() of a tensor that requires grad (a view does when its base does) in grad mode only."""
+    def prog(lib):
+        w = lib.ones(2, requires_grad=of != "a plain tensor")
+        with lib.no_grad():
+            t = {"its slice taken under no_grad": lambda: w[:1]}.get(of, lambda: w)()
+        if of == "its slice":
+            t = w[:1]
+        with lib.set_grad_enabled(grad_mode):
+            return list(t.numpy())
     same(prog)

@@ -145,6 +145,20 @@ class Unsqueeze(Function):
         return grad.squeeze(ctx.dim), None
 
 
+def _expand_strides(a: np.ndarray, shape: tuple) -> tuple:
+    """PyTorch's strides for ``a`` expanded to ``shape`` (``inferExpandGeometry``): 0 where a size is
+    repeated; a new leading size-1 dimension gets the next size times its stride (0 from a 0-d
+    tensor), where NumPy puts 0. Its overlap checks compare these strides, so ours must be the same."""
+    lead = len(shape) - a.ndim
+    strides = [0] * len(shape)
+    for i in reversed(range(len(shape))):
+        if i >= lead:
+            strides[i] = a.strides[i - lead] if a.shape[i - lead] == shape[i] else 0
+        elif shape[i] == 1 and i + 1 < len(shape):
+            strides[i] = shape[i + 1] * strides[i + 1]
+    return tuple(strides)
+
+
 class Expand(Function):
     node_name = "ExpandBackward0"
 
@@ -167,7 +181,7 @@ class Expand(Function):
                 )
         # Writable, unlike np.broadcast_to's result: PyTorch lets one element of an expanded tensor
         # be written, and fill_ write all of it; Tensor._inplace refuses the other repeated writes.
-        strides = np.broadcast_to(a._data, shape).strides
+        strides = _expand_strides(a._data, shape)
         return view_of(a, np.lib.stride_tricks.as_strided(a._data, shape, strides), (Expand, (shape,)))
 
     @staticmethod
