@@ -284,8 +284,14 @@ def test_writing_an_expand_of_the_same_element_is_an_overlap():
            ("setitem", 1, (0,), 2, None, True)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (F-34): a loss of a float32 input and a float64 target stays float32; "
-                                       "torch promotes to float64")
+@pytest.mark.xfail(strict=True, reason="open (F-34): result dtypes of losses of a float32 input and a float64 target: "
+                                       "torch gives float64 for BCE with logits (minigrad float32) and float32 for "
+                                       "huber_loss (minigrad float64)")
 def test_loss_of_a_float32_input_and_a_float64_target_promotes():
     # found by the long run, seed 2002 (second run)
     check([leaf((), False, 0, "float32"), leaf((), False), ("loss", "bce_with_logits", 0, 1, "mean")])
+
+
+@pytest.mark.xfail(strict=True, reason="open (F-34): see above")
+def test_huber_loss_of_a_float32_input_and_a_float64_target_stays_float32():
+    check([leaf((), False, 0, "float32"), leaf((), False), ("loss", "huber_loss", 0, 1, "mean")])
