@@ -490,8 +490,9 @@ class _Builder:
         advanced = any(isinstance(p, tuple) for p in key)
         if advanced and operand is not None and "float64 values put into float32 by advanced index" in OPEN_DIFFERENCES:
             operand, scalar = None, SCALARS[0]
-        if advanced and operand == i and 0 in s.shape:
-            # torch refuses x[:, [0]] = x for an empty x (0, 1) but allows x[[0]] = x for x (1, 0): unspecified
+        if advanced and operand == i and (0 in s.shape or 0 in target):
+            # An empty write of a tensor into itself: torch refuses x[:, [0]] = x for x of shape (0, 1) but
+            # allows x[[0]] = x for (1, 1, 0) and x[1:, [0]] = x for (1, 1): unspecified, left out
             operand, scalar = None, SCALARS[0]
         if s.storage in self.multi_view_storages and "in-place near views from unbind/split/chunk" in OPEN_DIFFERENCES:
             return
