@@ -856,6 +856,11 @@ class Tensor:
                     f"{_scalar_type(self)} for the destination and {_scalar_type(value)} for the source."
                     f" Convert the value first: value.to({self.dtype})."
                 )
+            if isinstance(value, Tensor) and value.ndim and value.shape[0] == 1:
+                # PyTorch views the value without its leading 1s first: then it is another tensor
+                # (an empty one overlaps nothing), where the same tensor is always a full overlap.
+                ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+                value = value.reshape(value.shape[ones:])
             self._inplace(_shape.IndexPut, index, value)
 
     __iadd__ = add_

@@ -1522,6 +1522,7 @@ def test_custom_function_output_when_nothing_was_recorded(returns, change):
 
 @pytest.mark.parametrize("write", [
     "x[:, [0]] = x", "x.add_(x)", "x.copy_(x)", "x[...] = x", "y = lib.zeros(0); y[[]] = y", "y = lib.zeros(0); y[y > 0] = y",
+    "y = lib.zeros(1, 0); y[[0], :] = y", "y = lib.zeros(1, 0); y[[0]] = y", "y = lib.zeros(1, 2); y[[0]] = y",
 ])
 def test_writing_an_empty_tensor_into_itself(write):
     """F-31: the same tensor is a full overlap whatever its size (refused only by index_put_)."""
