@@ -284,23 +284,18 @@ def test_writing_an_expand_of_the_same_element_is_an_overlap():
            ("setitem", 1, (0,), 2, None, True)])
 
 
-@pytest.mark.xfail(strict=True, reason="open (F-34): result dtypes of losses of a float32 input and a float64 target: "
-                                       "torch gives float64 for BCE with logits (minigrad float32) and float32 for "
-                                       "huber_loss (minigrad float64)")
 def test_loss_of_a_float32_input_and_a_float64_target_promotes():
-    # found by the long run, seed 2002 (second run)
+    # F-34, found by the long run, seed 2002 (second run): BCE with logits has the target's dtype, huber the input's
     check([leaf((), False, 0, "float32"), leaf((), False), ("loss", "bce_with_logits", 0, 1, "mean")])
 
 
-@pytest.mark.xfail(strict=True, reason="open (F-34): see above")
 def test_huber_loss_of_a_float32_input_and_a_float64_target_stays_float32():
     check([leaf((), False, 0, "float32"), leaf((), False), ("loss", "huber_loss", 0, 1, "mean")])
 
 
-@pytest.mark.xfail(strict=True, reason="open (F-35): gelu(approximate='tanh') and silu at 0 turn an infinite upstream "
-                                       "gradient into NaN (grad * a + grad * x * b); torch: grad * (a + x * b) = inf")
 @pytest.mark.parametrize("activation", ["gelu_tanh", "silu"])
 def test_activation_passes_an_infinite_gradient_at_zero(activation):
+    # F-35: the composite forms gave grad * a + grad * x * b = inf - inf = NaN; torch's one node gives grad * (a + x b)
     # found by the long run, seed 2005 (second run): 2 / f(0) = inf, so f's upstream gradient is -inf
     check([leaf((), True, 1, "int"), ("unary", activation, 0), ("binary_scalar", "div", 1, 2.0, True),
            ("backward", 2, 0, None, False, None)])

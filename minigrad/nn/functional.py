@@ -19,7 +19,6 @@ in conv2d and max_pool2d (they take NCHW).
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -28,7 +27,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.creation import generator
 from minigrad.dtypes import int32, int64
 from minigrad.functional_ops import cat, where
-from minigrad.nn.ops.activation import Gelu, LeakyRelu, Softplus
+from minigrad.nn.ops.activation import Gelu, GeluTanh, LeakyRelu, Silu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
@@ -96,15 +95,14 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate == "none":
         return Gelu.apply(input)
     if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (inner.tanh() + 1)
+        return GeluTanh.apply(input)
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (also called swish)."""
     _no_inplace("silu", inplace)
-    return input * input.sigmoid()
+    return Silu.apply(input)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -706,7 +704,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     _warn_size_mismatch(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    if beta > 0 and target.shape == input.shape and target.dtype == input.dtype:
+    if beta > 0 and target.shape == input.shape:
         return SmoothL1Loss.apply(input, target, reduction, beta)
     diff = input - target
     if beta == 0:
@@ -721,7 +719,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _check_reduction(reduction)
     _check_tensors("huber_loss", input, target)
     _warn_size_mismatch(input, target)
-    if weight is None and target.shape == input.shape and target.dtype == input.dtype:
+    if weight is None and target.shape == input.shape:
         return HuberLoss.apply(input, target, reduction, delta)
     diff = input - target
     size = diff.abs()
@@ -766,7 +764,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     _no_grad_for("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
-    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), weight, pos_weight, reduction)
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
 def _no_grad_for(fn: str, **tensors: Tensor | None) -> None:

@@ -4,6 +4,4 @@
 # property test keeps finding NEW differences. Each names its xfail test in
 # tests/test_differential_regressions.py; delete the entry when that test starts passing.
 OPEN_DIFFERENCES: dict[str, str] = {
-    "losses of mixed dtypes": "test_loss_of_a_float32_input_and_a_float64_target_promotes",
-    "gelu_tanh/silu of an infinite gradient": "test_activation_passes_an_infinite_gradient_at_zero",
 }

@@ -1,4 +1,4 @@
-"""GELU, Softplus, LeakyReLU and erf as Functions: activations that need a function NumPy lacks, or care at the edges.
+"""GELU, SiLU, Softplus, LeakyReLU and erf as Functions: activations that need a function NumPy lacks, or care at the edges.
 
 Most activations in ``functional`` are a few tensor operations, which
 autograd differentiates to any order. These three are not:
@@ -10,6 +10,9 @@ autograd differentiates to any order. These three are not:
   ``minigrad.kernels`` on an ordinary pass; under ``create_graph=True`` its
   backward is the same formula built from tensor operations (with ``erf``
   above), so both derivative formulas live here, side by side.
+- ``gelu(approximate="tanh")`` and ``silu`` are one node each, as in PyTorch:
+  their derivative is ``grad`` times one factor, where the product rule of
+  the composite form would give ``inf - inf = NaN`` for an infinite ``grad``.
 - ``softplus`` is ``log(1 + exp(beta*x)) / beta``, which overflows if written
   as it reads; the forward uses ``logaddexp`` and returns ``x`` itself above
   ``threshold``, as PyTorch does (its derivative there is exactly 1).
@@ -70,6 +73,48 @@ class Gelu(Function):
         cdf = (Erf.apply(x * math.sqrt(0.5)) + 1) * 0.5
         pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
         return grad * (cdf + x * pdf)
+
+
+class GeluTanh(Function):
+    """gelu(x, approximate="tanh") = 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi).
+
+    One node, as PyTorch's ``GeluBackward0``: its derivative is one factor times
+    ``grad`` (so an infinite upstream gradient stays infinite where the factor is
+    finite), written with tensor operations so that it can be differentiated again.
+    """
+
+    node_name = "GeluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        data = x._data
+        inner = (data + data * data * data * 0.044715) * math.sqrt(2.0 / math.pi)
+        return Tensor._wrap((data * 0.5 * (np.tanh(inner) + 1)).astype(data.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        k, kappa = math.sqrt(2.0 / math.pi), 0.044715
+        t = ((x + x * x * x * kappa) * k).tanh()
+        return grad * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * ((x * x * (3 * kappa) + 1) * k))
+
+
+class Silu(Function):
+    """silu(x) = x * sigmoid(x); d/dx = s (1 + x (1 - s)) for s = sigmoid(x), one factor times grad (PyTorch's)."""
+
+    node_name = "SiluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Tensor._wrap(x._data * kernels.sigmoid_forward(x._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        s = x.sigmoid()
+        return grad * (s * (x * (1 - s) + 1))
 
 
 class Softplus(Function):

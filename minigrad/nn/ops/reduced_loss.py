@@ -78,7 +78,8 @@ class BinaryCrossEntropyWithLogits(Function):
         losses = (1 - t) * x + softplus_neg
         if weight is not None:
             losses = losses * weight._data
-        return Tensor._wrap(reduce_array(losses.astype(x.dtype, copy=False), reduction))
+        # the loss has the target's dtype, as PyTorch's (its kernel works in place on 1 - target)
+        return Tensor._wrap(reduce_array(losses.astype(t.dtype, copy=False), reduction))
 
     @staticmethod
     def backward(ctx, grad):
@@ -159,11 +160,17 @@ class HuberLoss(Function):
         diff = input._data - target._data
         size = np.abs(diff)
         losses = np.where(size < delta, 0.5 * diff * diff, delta * (size - 0.5 * delta))
-        return Tensor._wrap(reduce_array(losses.astype(diff.dtype, copy=False), reduction))
+        # the loss has the input's dtype, as PyTorch's (smooth_l1_loss promotes instead)
+        return Tensor._wrap(reduce_array(losses.astype(input._data.dtype, copy=False), reduction))
 
     @staticmethod
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
+        if input.dtype != target.dtype:  # PyTorch's huber backward refuses mixed dtypes too (its forward allows them)
+            raise RuntimeError(
+                f"huber_loss backward: input is {input.dtype} but target is {target.dtype}; "
+                f"convert one, e.g. huber_loss(input, target.to(input.dtype))"
+            )
         delta = ctx.delta
         g = spread(grad, ctx.reduction, input.shape) * (input - target).clamp(-delta, delta)
         need_input, need_target = ctx.needs_input_grad[:2]
