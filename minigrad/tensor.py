@@ -791,6 +791,12 @@ class Tensor:
         self._data[written] = result._data[written]
         self._version_counter.value += 1
         if recording:
+            # An op that saved its output (exp, sigmoid, sqrt, ...) saved `result`, whose values now
+            # live in self: tie what it saved to self's version, so changing self again before
+            # backward is caught, as in PyTorch.
+            for saved in result._grad_fn._saved or ():
+                if saved is not None and saved.version_counter is result._version_counter:
+                    saved.version_counter, saved.saved_version = self._version_counter, self._version_counter.value
             if base is not None:
                 self._rebase_view(result)
             else:

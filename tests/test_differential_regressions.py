@@ -299,3 +299,10 @@ def test_activation_passes_an_infinite_gradient_at_zero(activation):
     # found by the long run, seed 2005 (second run): 2 / f(0) = inf, so f's upstream gradient is -inf
     check([leaf((), True, 1, "int"), ("unary", activation, 0), ("binary_scalar", "div", 1, 2.0, True),
            ("backward", 2, 0, None, False, None)])
+
+
+def test_an_inplace_op_s_saved_output_is_the_tensor_it_wrote():
+    # F-36, found by the fresh-clone run (hypothesis 6.170, derandomized ci profile): a.exp_() saved a separate
+    # result, so a.abs_() under no_grad went unnoticed and backward used the old values; torch refuses
+    check([leaf((), True), ("unary", "abs", 0), ("inplace", "exp_", 1, None, None, False),
+           ("inplace", "abs_", 1, None, None, True), ("backward", 1, 0, None, True, None)])

@@ -1546,3 +1546,26 @@ def test_numpy_of_a_tensor_that_requires_grad(of, grad_mode):
         with lib.set_grad_enabled(grad_mode):
             return list(t.numpy())
     same(prog)
+
+
+# -- 12. what an in-place op saved of its own output is the tensor it wrote ---------------------------
+@pytest.mark.parametrize("op", ["exp_", "sigmoid_", "tanh_", "sqrt_", "relu_"])
+@pytest.mark.parametrize("then", ["abs_ under no_grad", "mul_ recorded", "nothing"])
+@pytest.mark.parametrize("on", ["a tensor", "a view"])
+def test_changing_the_result_of_an_inplace_op_before_backward(op, then, on):
+    """F-36: exp_ (and the others that save their output) saved a separate result tensor, so a
+    later in-place change of the tensor went unnoticed and backward used the old values; PyTorch
+    refuses the backward (the saved output is at a newer version)."""
+    def prog(lib):
+        x = lib.tensor([0.5, 1.5, 2.0], dtype=lib.float64, requires_grad=True)
+        h = x * 1
+        t = h if on == "a tensor" else h[1:]
+        getattr(t, op)()
+        if then == "abs_ under no_grad":
+            with lib.no_grad():
+                t.abs_()
+        elif then == "mul_ recorded":
+            t.mul_(2)
+        h.sum().backward()
+        return x.grad
+    same(prog)
