@@ -441,7 +441,9 @@ def test_gradescope_run_autograder_from_the_bundle(tmp_path, bundle, installed_b
     assert str(installed_bundle) in json.dumps(details) or "isolation" in details["output"]
 
     hostile = with_cells({"topological_order": "import os\nos._exit(0)\n",
-                          "run_backward": "import torch\n" + "def run_backward(*a, **k):\n    raise ValueError('no')\n"})
+                          # the import is flagged for review; it must not fail where torch is not installed
+                          "run_backward": "try:\n    import torch\nexcept ImportError:\n    pass\n"
+                                          "def run_backward(*a, **k):\n    raise ValueError('no')\n"})
     results = _autograder(tmp_path / "hostile", bundle, {"Copy of worksheet.ipynb": json.dumps(hostile).encode()},
                           installed_bundle)
     _check_results_schema(results)
