@@ -18,7 +18,7 @@ from minigrad.creation import (
     rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from minigrad.functional_ops import (
-    argmax, cat, clamp, log_softmax, matmul, maximum, softmax, stack, where, write_out as _write_out,
+    argmax, cat, clamp, log_softmax, matmul, maximum, pow, softmax, stack, where, write_out as _write_out,
 )
 from minigrad import autograd, data, nn, optim
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
@@ -39,7 +39,7 @@ def _tensor_function(name: str):
 
 # minigrad.exp(t), minigrad.sum(t, dim) ... as in PyTorch: the same as the methods.
 for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "mean", "max", "min",
-              "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze", "pow", "neg",
+              "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze", "neg",
               "argmin", "clone", "detach",
               "sin", "cos", "tan", "sinh", "cosh", "log1p", "expm1", "sign", "mm", "mv", "bmm", "t",
               "prod", "cumsum", "norm", "std", "var", "logsumexp", "chunk", "split", "unbind", "gather",

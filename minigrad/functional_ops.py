@@ -33,6 +33,18 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     return result if out is None else write_out("matmul", result, out)
 
 
+def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
+    """``input ** exponent``; either one may be a Python number (``pow(2, x)`` is ``2 ** x``)."""
+    if isinstance(input, Tensor):
+        result = input.pow(exponent)
+    elif isinstance(exponent, Tensor):
+        result = exponent.__rpow__(input)
+    else:
+        raise TypeError(f"pow() needs a Tensor as input or exponent, got ({type(input).__name__}, "
+                        f"{type(exponent).__name__}): wrap one in minigrad.tensor(...)")
+    return result if out is None else write_out("pow", result, out)
+
+
 def softmax(input: Tensor, dim: int) -> Tensor:
     return _softmax.Softmax.apply(input, dim)
 

@@ -358,10 +358,10 @@ class Tensor:
         return self._version_counter.value
 
     # -- conversion and inspection ----------------------------------------------
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying array (shared memory); refused, as in PyTorch, for a tensor (or a view of
-        one) that requires grad while grad mode is on."""
-        if (self._requires_grad or (self._base is not None and self._base._requires_grad)) and is_grad_enabled():
+        one) that requires grad while grad mode is on, unless ``force=True`` (``detach().numpy()``)."""
+        if not force and (self._requires_grad or (self._base is not None and self._base._requires_grad)) and is_grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 

@@ -1533,10 +1533,12 @@ def test_writing_an_empty_tensor_into_itself(write):
     same(prog)
 
 
+@pytest.mark.parametrize("force", [False, True])
 @pytest.mark.parametrize("grad_mode", [False, True])
 @pytest.mark.parametrize("of", ["a leaf that requires grad", "its slice", "its slice taken under no_grad", "a plain tensor"])
-def test_numpy_of_a_tensor_that_requires_grad(of, grad_mode):
-    """PyTorch refuses numpy() of a tensor that requires grad (a view does when its base does) in grad mode only."""
+def test_numpy_of_a_tensor_that_requires_grad(of, grad_mode, force):
+    """PyTorch refuses numpy() of a tensor that requires grad (a view does when its base does) in grad
+    mode only, unless ``force=True``; the array shares the tensor's memory either way."""
     def prog(lib):
         w = lib.ones(2, requires_grad=of != "a plain tensor")
         with lib.no_grad():
@@ -1544,7 +1546,26 @@ def test_numpy_of_a_tensor_that_requires_grad(of, grad_mode):
         if of == "its slice":
             t = w[:1]
         with lib.set_grad_enabled(grad_mode):
-            return list(t.numpy())
+            array = t.numpy(force=True) if force else t.numpy()
+        with lib.no_grad():
+            w.add_(1)
+        return list(array)
+    same(prog)
+
+
+@pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
+                                             ("2", "3")])
+def test_top_level_pow_takes_a_number_on_either_side(input, exponent):
+    """``torch.pow(2, x)`` is ``2 ** x`` (PowBackward2); two numbers are a TypeError."""
+    def prog(lib):
+        x = lib.tensor([0.5, 1.5, 2.0], requires_grad=True)
+        n = lib.tensor([1, 2, 3])
+        args = {"x": x, "n": n, "2": 2, "2.5": 2.5, "3": 3}
+        y = lib.pow(args[input], args[exponent])
+        if not y.requires_grad:
+            return y, str(y.dtype).split(".")[-1]
+        y.sum().backward()
+        return y, x.grad, y.grad_fn.name(), str(y.dtype).split(".")[-1]
     same(prog)
 
 
