@@ -718,6 +718,48 @@ def test_custom_dataset_with_dict_samples_and_strings():
         Dataset()[0]
 
 
+def _collated(value):
+    """A library-independent form of a collated batch: container types kept, tensors as (dtype, values)."""
+    if isinstance(value, (minigrad.Tensor,)) or type(value).__name__ == "Tensor":
+        return ("tensor", str(value.dtype).split(".")[-1], value.tolist())
+    if isinstance(value, dict):
+        return {k: _collated(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        kind = "namedtuple" if hasattr(value, "_fields") else type(value).__name__
+        return (kind, [_collated(v) for v in value])
+    return value
+
+
+@needs_torch
+@pytest.mark.parametrize("samples", ["tuples", "lists", "namedtuples", "dicts of tuples", "strings and ints",
+                                     "arrays", "ragged"])
+def test_default_collate_and_loader_batches_match_torch(samples):
+    """Tuple samples give a list of fields, as in PyTorch (``for x, y in loader`` unpacks either)."""
+    import collections
+
+    pair = collections.namedtuple("pair", "a b")
+    batch = {"tuples": [(1, 2.0), (3, 4.0)], "lists": [[1, 2.0], [3, 4.0]],
+             "namedtuples": [pair(1, 2.0), pair(3, 4.0)], "dicts of tuples": [{"a": (1, 2)}, {"a": (3, 4)}],
+             "strings and ints": [("s", 1), ("t", 2)], "arrays": [np.ones(2, np.float32), np.zeros(2, np.float32)],
+             "ragged": [(1, 2), (3,)]}[samples]
+    results = []
+    for collate in (minigrad.utils.data.default_collate, torch.utils.data.default_collate):
+        try:
+            results.append(_collated(collate(batch)))
+        except Exception as error:  # the exception type is what is compared
+            results.append(type(error))
+    assert results[0] == results[1]
+
+
+@needs_torch
+def test_tensor_dataset_batches_are_lists_as_in_torch():
+    got = []
+    for lib in (minigrad, torch):
+        ds = lib.utils.data.TensorDataset(lib.arange(6.0), lib.arange(6))
+        got.append([_collated(b) for b in lib.utils.data.DataLoader(ds, batch_size=4)])
+    assert got[0] == got[1]
+
+
 def test_collate_fn_is_used():
     from minigrad.utils.data import DataLoader, TensorDataset
 

@@ -134,20 +134,24 @@ def random_split(dataset, lengths: Sequence[int | float], generator: np.random.G
     return [Subset(dataset, order[end - length:end]) for end, length in zip(itertools.accumulate(lengths), lengths)]
 
 
-def default_collate(samples: list) -> Any:
-    """Stack a list of samples into a batch, field by field (tuples stay tuples, dicts stay dicts).
+def default_collate(samples: Sequence) -> Any:
+    """Stack a list of samples into a batch, field by field, as PyTorch's ``default_collate``.
 
     Tensors and NumPy arrays are stacked; Python ints become an int64 tensor
-    and floats a float64 one, as in PyTorch; strings stay a list of strings.
-    (PyTorch returns a list of fields for tuple samples; here it is a tuple.)
+    and floats a float64 one; strings are left as they come. A tuple or list
+    sample gives a *list* of fields (``for x, y in loader`` unpacks it all the
+    same), a named tuple a named tuple, a dict a dict.
     """
     first = samples[0]
     if isinstance(first, Mapping):
         return {key: default_collate([s[key] for s in samples]) for key in first}
     if isinstance(first, (str, bytes)):
-        return list(samples)
+        return samples
     if isinstance(first, (tuple, list)):
-        return tuple(default_collate(list(field)) for field in zip(*samples))
+        if any(len(sample) != len(first) for sample in samples):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        fields = [default_collate(field) for field in zip(*samples)]
+        return type(first)(*fields) if hasattr(first, "_fields") else fields
     if isinstance(first, Tensor):
         return stack(samples)
     if isinstance(first, np.ndarray):
@@ -206,6 +210,6 @@ class DataLoader:
             indices = order[start:start + self.batch_size]
             if isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate:
                 # One fancy-index per tensor fetches the whole batch: no per-sample stacking.
-                yield self.dataset[indices]
+                yield list(self.dataset[indices])
             else:
                 yield self.collate_fn([self.dataset[int(i)] for i in indices])
