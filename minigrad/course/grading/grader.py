@@ -209,10 +209,6 @@ def identify_stage(path: Path, notebook: dict | None, templates: dict[str, tuple
 
 
 # -- grading one stage ----------------------------------------------------------------------
-class _Protocol(Exception):
-    pass
-
-
 def _expect(box: Sandbox, kind: str, **fields) -> dict:
     message = box.receive()
     if message.get("kind") != kind or any(message.get(k) != v for k, v in fields.items()):

@@ -16,11 +16,6 @@ def _modules() -> dict[str, str]:
     return found
 
 
-def stage_names() -> list[str]:
-    """Every stage, in course order: ['topological_backward', ...]."""
-    return [name for name, _ in sorted(_modules().items(), key=lambda item: item[1])]
-
-
 def get_stage(key: str) -> Stage:
     """Look a stage up by name ('topological_backward'), number ('04') or both ('04_topological_backward')."""
     modules = _modules()
