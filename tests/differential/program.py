@@ -2,7 +2,7 @@
 
 A program is a list of steps (plain tuples, so a failing one prints as valid
 Python); ``interpreter.py`` says what each step does. The generator keeps a
-model of every slot (shape, requires_grad, leaf or not, view of what) so that
+model of every slot (shape, requires_grad, leaf or view of a leaf) so that
 shapes agree by construction and most programs run to the end; the few steps it
 allows that must raise (an in-place op on a leaf, a second backward without
 retain_graph, ...) are there to compare the exception types.
@@ -22,16 +22,13 @@ import minigrad
 from tests.differential.interpreter import (
     BINARY, FUNCTION_ARITY, FUNCTIONAL, INPLACE, INPLACE_NO_OPERAND, LOSSES, UNARY, UNARY_NEEDS, mask,
 )
-from tests.differential.known import OPEN_DIFFERENCES
 
 
 def _has(*methods: str) -> bool:
     return all(hasattr(minigrad.Tensor, m) for m in methods)
 
 
-UNARY_OPS = sorted(op for op in UNARY if _has(*UNARY_NEEDS.get(op, ()))) + sorted(
-    set(FUNCTIONAL) - ({"gelu_tanh", "silu"} if "gelu_tanh/silu of an infinite gradient" in OPEN_DIFFERENCES else set())
-)
+UNARY_OPS = sorted(op for op in UNARY if _has(*UNARY_NEEDS.get(op, ()))) + sorted(FUNCTIONAL)
 BINARY_OPS = sorted(set(BINARY) - {"mm", "mv", "bmm"})  # (matmul becomes one of these when the shapes fit)
 REDUCTIONS = ["sum", "mean", "max", "min", "softmax", "log_softmax"] + [
     op for op in ("cumsum", "logsumexp", "prod", "std", "var", "norm") if _has(op)
@@ -46,11 +43,6 @@ NODE_HOOKS = hasattr(minigrad.autograd.graph.Node, "register_prehook") and hasat
     minigrad.autograd.graph.Node, "register_hook"
 )
 SCALARS = [2.0, -1.5, 0.5, 3.0]
-# Ops whose gradient is piecewise constant: under create_graph torch still records it (open differences).
-CONSTANT_GRAD_OPS = {"relu", "abs", "relu_", "abs_"} | (
-    {"leaky_relu"} if "leaky_relu gradient under create_graph" in OPEN_DIFFERENCES else set()
-)
-
 
 
 @dataclass(frozen=True)
@@ -62,9 +54,6 @@ class Slot:
     leaf: bool
     of_grad_leaf: bool = False  # a view of a leaf that requires grad (in-place on it must raise)
     is_float: bool = True
-    storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
-    node_has_nondiff_output: bool = False  # made by a node with a non-differentiable output (max(dim) values)
-    expanded: bool = False  # an expand() view, or a view of one
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -174,9 +163,6 @@ class _Builder:
         self.draw = draw
         self.slots: list[Slot | None] = []
         self.steps: list[tuple] = []
-        self.multi_view_storages: set[int] = set()  # memory that chunk/split/unbind outputs view
-        self.hooked_leaves: set[int] = set()
-        self.constant_grad_ops = False  # relu/abs: torch's second-order graph keeps them differentiable
 
     def pick(self, predicate=lambda s: True) -> int | None:
         candidates = [i for i, s in enumerate(self.slots) if s is not None and predicate(s)]
@@ -184,10 +170,7 @@ class _Builder:
 
     def add(self, step: tuple, *new: Slot | None) -> None:
         self.steps.append(step)
-        for slot in new:
-            if slot is not None and slot.storage is None:
-                slot = replace(slot, storage=len(self.slots))
-            self.slots.append(slot)
+        self.slots.extend(new)
 
     # each method appends one step, or does nothing when the state offers no valid one
     def leaf(self) -> None:
@@ -202,7 +185,6 @@ class _Builder:
         if i is None:
             return
         op = _choice(self.draw, UNARY_OPS)
-        self.constant_grad_ops |= op in CONSTANT_GRAD_OPS
         s = self.slots[i]
         self.add(("unary", op, i), Slot(s.shape, s.requires_grad, leaf=not s.requires_grad))
 
@@ -214,8 +196,6 @@ class _Builder:
         sa = self.slots[a]
         if op == "matmul":
             b = self.pick(lambda s: s.is_float and _matmul_shape(sa.shape, s.shape) is not None)
-            if "cat/stack/matmul of mixed dtypes" in OPEN_DIFFERENCES:
-                b = a if _matmul_shape(sa.shape, sa.shape) is not None else None
             if b is not None:
                 sb = self.slots[b]
                 rg = sa.requires_grad or sb.requires_grad
@@ -240,8 +220,6 @@ class _Builder:
             return
         sa = self.slots[a]
         b = self.pick(lambda s: s.is_float and s.shape == sa.shape)
-        if "losses of mixed dtypes" in OPEN_DIFFERENCES:
-            b = a  # the generator does not track dtypes: the same tensor twice has one dtype
         op = _choice(self.draw, sorted(LOSSES))
         reduction = _choice(self.draw, ["mean", "sum", "none"])
         rg = sa.requires_grad or self.slots[b].requires_grad
@@ -254,8 +232,6 @@ class _Builder:
         s = self.slots[i]
         op = _choice(self.draw, REDUCTIONS)
         nd = len(s.shape)
-        if op == "prod" and int(np.prod(s.shape)) == 1 and "prod of one element under create_graph" in OPEN_DIFFERENCES:
-            op = "sum"
         needs_dim = op in ("softmax", "log_softmax", "cumsum", "logsumexp", "sort", "sort_descending")
         if needs_dim or _bool(self.draw):
             dim = self.draw(_ints(-max(nd, 1), max(nd, 1) - 1))
@@ -265,7 +241,7 @@ class _Builder:
         out = Slot(_reduced_shape(s.shape, op, dim, keepdim), s.requires_grad, leaf=not s.requires_grad)
         if (op in ("max", "min") and dim is not None) or op.startswith("sort"):
             indices = replace(out, requires_grad=False, leaf=True, is_float=False)
-            self.add(("reduce", op, i, dim, keepdim), replace(out, node_has_nondiff_output=True), indices)
+            self.add(("reduce", op, i, dim, keepdim), out, indices)
         else:
             self.add(("reduce", op, i, dim, keepdim), out)
 
@@ -327,10 +303,9 @@ class _Builder:
         if not shapes:
             return
         views = [Slot(shape, s.requires_grad, leaf=not s.requires_grad,
-                      of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), storage=s.storage)
+                      of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad))
                  for shape in shapes]
         self.add(("multi", op, i, args, len(views)), *views)
-        self.multi_view_storages.add(s.storage)
 
     def join(self) -> None:
         a = self.pick(lambda s: s.is_float)
@@ -338,8 +313,6 @@ class _Builder:
             return
         sa = self.slots[a]
         b = self.pick(lambda s: s.is_float and s.shape == sa.shape)
-        if "cat/stack/matmul of mixed dtypes" in OPEN_DIFFERENCES:
-            b = a  # the generator does not track dtypes: the same tensor twice has one dtype
         op = _choice(self.draw, JOINS)
         nd = len(sa.shape)
         if op == "cat":
@@ -406,8 +379,7 @@ class _Builder:
         else:  # flatten
             args, new = (), (int(np.prod(shape)),) if nd else (1,)
         view = Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
-                    of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), is_float=s.is_float,
-                    storage=s.storage, expanded=s.expanded or op == "expand")
+                    of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), is_float=s.is_float)
         self.add(("view", op, i, args), view)
 
     def index(self) -> None:
@@ -425,7 +397,7 @@ class _Builder:
         basic = not any(isinstance(p, tuple) and p[0] in ("list", "mask") for p in key)
         self.add(("index", i, key), Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                                          of_grad_leaf=basic and (s.of_grad_leaf or (s.leaf and s.requires_grad)),
-                                         is_float=s.is_float, storage=s.storage if basic else None))
+                                         is_float=s.is_float))
 
     def _value_for(self, shape: tuple):
         """An operand for writing into ``shape``: a slot that broadcasts to it, or a scalar."""
@@ -433,11 +405,6 @@ class _Builder:
         if j is None or self.draw(_ints(0, 2)) == 0:
             return None, _choice(self.draw, SCALARS)
         return j, None
-
-    def _reads_an_expand_of(self, operand: int | None, s: Slot) -> bool:
-        """Whether a write into ``s`` would read an expand() of its own memory (left out while open)."""
-        return (operand is not None and self.slots[operand].expanded and self.slots[operand].storage == s.storage
-                and "writing an expand() of the same memory" in OPEN_DIFFERENCES)
 
     def _no_grad_for(self, s: Slot) -> bool:
         """In-place on a leaf that requires grad (or a view of one) is legal only under no_grad; mostly obey."""
@@ -450,22 +417,13 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
-        if s.storage in self.multi_view_storages and "in-place near views from unbind/split/chunk" in OPEN_DIFFERENCES:
-            return
         op = _choice(self.draw, sorted(INPLACE))
-        if s.expanded and "writing into an expand() under no_grad" in OPEN_DIFFERENCES:
-            return
-        self.constant_grad_ops |= op in CONSTANT_GRAD_OPS
         if op in INPLACE_NO_OPERAND:
             operand, scalar = None, None
         elif op == "fill_":
             operand, scalar = None, _choice(self.draw, SCALARS)
         else:
             operand, scalar = self._value_for(s.shape)
-            if operand is not None and self.slots[operand].storage == s.storage and "setitem from a detached alias" in OPEN_DIFFERENCES:
-                return
-            if self._reads_an_expand_of(operand, s):
-                return
             if op == "copy_" and operand is None:
                 return
         no_grad = self._no_grad_for(s)
@@ -478,26 +436,16 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
-        if s.expanded and "writing into an expand() under no_grad" in OPEN_DIFFERENCES:
-            return
         key = self.draw(basic_key(s.shape, unique_lists=True))
         target = key_shape(s.shape, key)
         if target is None:
             return
         operand, scalar = self._value_for(target)
-        if operand is not None and self.slots[operand].storage == s.storage and "setitem from a detached alias" in OPEN_DIFFERENCES:
-            operand, scalar = None, SCALARS[0]
-        if self._reads_an_expand_of(operand, s):
-            operand, scalar = None, SCALARS[0]
         advanced = any(isinstance(p, tuple) for p in key)
-        if advanced and operand is not None and "float64 values put into float32 by advanced index" in OPEN_DIFFERENCES:
-            operand, scalar = None, SCALARS[0]
         if advanced and operand == i and (0 in s.shape or 0 in target):
             # An empty write of a tensor into itself: torch refuses x[:, [0]] = x for x of shape (0, 1) but
             # allows x[[0]] = x for (1, 1, 0) and x[1:, [0]] = x for (1, 1): unspecified, left out
             operand, scalar = None, SCALARS[0]
-        if s.storage in self.multi_view_storages and "in-place near views from unbind/split/chunk" in OPEN_DIFFERENCES:
-            return
         no_grad = self._no_grad_for(s)
         rg = s.requires_grad or (not no_grad and operand is not None and self.slots[operand].requires_grad)
         self.steps.append(("setitem", i, key, operand, scalar, no_grad))
@@ -508,28 +456,22 @@ class _Builder:
         if i is None:
             return
         scale = _choice(self.draw, [None, 2.0, -1.0])
-        if self.slots[i].leaf:
-            self.hooked_leaves.add(i)
         self.steps.append(("hook", i, scale))
 
     def node_hook(self) -> None:
-        skip_nondiff = "node pre-hook of a node with a non-differentiable output" in OPEN_DIFFERENCES
-        i = self.pick(lambda s: s.requires_grad and not s.leaf and not (skip_nondiff and s.node_has_nondiff_output))
+        i = self.pick(lambda s: s.requires_grad and not s.leaf)
         if i is None:
             return
-        which = _choice(self.draw, ["pre"] if "node post-hook" in OPEN_DIFFERENCES else ["pre", "post"])
+        which = _choice(self.draw, ["pre", "post"])
         self.steps.append(("node_hook", i, which, _choice(self.draw, [None, 2.0])))
 
     def retain_grad(self) -> None:
-        skip_views = "retain_grad of a view" in OPEN_DIFFERENCES
         i = self.pick(lambda s: s.requires_grad)
-        if i is not None and not (skip_views and self.slots[i].storage != i):
+        if i is not None:
             self.steps.append(("retain_grad", i))
 
     def _grad_inputs(self, min_size: int) -> list[int]:
-        leaves_only = "non-leaf inputs" in OPEN_DIFFERENCES
-        candidates = [k for k, s in enumerate(self.slots)
-                      if s is not None and s.requires_grad and (s.leaf or not leaves_only)]
+        candidates = [k for k, s in enumerate(self.slots) if s is not None and s.requires_grad]
         return _distinct(self.draw, candidates, min_size, 3)
 
     def backward(self) -> None:
@@ -538,12 +480,8 @@ class _Builder:
             return
         seed = self.draw(_ints(0, 2**16))
         create_graph = self.draw(_ints(0, 3)) == 0
-        if self.constant_grad_ops and "relu/abs gradient under create_graph" in OPEN_DIFFERENCES:
-            create_graph = False
         retain_graph = _choice(self.draw, [None, True, True, False])
         inputs = self._grad_inputs(0) if self.draw(_ints(0, 3)) == 0 else None
-        if inputs and "backward(inputs=...)" in OPEN_DIFFERENCES:
-            inputs = []
         self.steps.append(("backward", i, seed, retain_graph, create_graph, inputs))
 
     def grad(self) -> None:
@@ -551,22 +489,15 @@ class _Builder:
         if i is None:
             return
         inputs = self._grad_inputs(1)
-        if "hooks of leaves autograd.grad does not ask for" in OPEN_DIFFERENCES:
-            inputs += [j for j in sorted(self.hooked_leaves) if j not in inputs]
         seed = self.draw(_ints(0, 2**16))
         create_graph = _bool(self.draw)
-        if self.constant_grad_ops and "relu/abs gradient under create_graph" in OPEN_DIFFERENCES:
-            create_graph = False
         retain_graph = _choice(self.draw, [None, True, True, False])
         allow_unused = self.draw(_ints(0, 3)) != 0
         step = ("grad", i, inputs, seed, retain_graph, create_graph, allow_unused)
         self.add(step, *(Slot(self.slots[j].shape, create_graph, leaf=not create_graph) for j in inputs))
 
     def func(self) -> None:
-        names = sorted(FUNCTION_ARITY)
-        if "custom Function view after in-place" in OPEN_DIFFERENCES:
-            names.remove("Ident")
-        name = _choice(self.draw, names)
+        name = _choice(self.draw, sorted(FUNCTION_ARITY))
         if name == "DirtyMul" and self.draw(_ints(0, 7)):  # mostly on tensors where mark_dirty is legal
             i = self.pick(lambda s: s.is_float and not s.of_grad_leaf and not (s.leaf and s.requires_grad))
         else:
@@ -587,7 +518,7 @@ class _Builder:
         out = Slot(s.shape, rg, leaf=not rg)
         step = ("func", name, tuple(args), extra)
         if name == "ExpNonDiff":
-            self.add(step, replace(out, node_has_nondiff_output=True), Slot(s.shape, False, leaf=True))
+            self.add(step, out, Slot(s.shape, False, leaf=True))
         elif name == "TwoOut":
             self.add(step, out, out)
         elif name == "DirtyMul":  # the output is the input itself, modified
@@ -600,7 +531,7 @@ class _Builder:
         i = self.pick()
         if i is not None:
             s = self.slots[i]
-            self.add(("detach", i), Slot(s.shape, False, leaf=True, is_float=s.is_float, storage=s.storage))
+            self.add(("detach", i), Slot(s.shape, False, leaf=True, is_float=s.is_float))
 
     def clone(self) -> None:
         i = self.pick()
