@@ -5,9 +5,7 @@
     (x * x).sum().backward()
     x.grad  # tensor([2., 4., 6.])
 
-Read it in this order: ``tensor.py`` (the data), ``autograd/function.py``
-(an operation and its derivative), ``autograd/engine.py`` (the backward pass),
-then ``ops/`` (every derivative, one file per family).
+The order to read it in is in ``minigrad/autograd/__init__.py``'s docstring.
 """
 from minigrad.dtypes import bool_ as bool, double, dtype, float, float32, float64, int32, int64, long  # noqa: A001
 from minigrad.tensor import Size, Tensor

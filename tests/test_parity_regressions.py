@@ -1590,3 +1590,74 @@ def test_changing_the_result_of_an_inplace_op_before_backward(op, then, on):
         h.sum().backward()
         return x.grad
     same(prog)
+
+
+# -- 13. what a custom Function gives back when its output gets no gradient --------------------------
+def _custom_function(lib, name: str):
+    """``identity`` returns its input as-is; ``double_`` doubles it in place (mark_dirty), and
+    ``double_ non-differentiable`` also marks it non-differentiable."""
+    if name == "identity":
+        class Identity(fn(lib)):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        return Identity
+
+    class DoubleInPlace(fn(lib)):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            if name == "double_ non-differentiable":
+                ctx.mark_non_differentiable(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return DoubleInPlace
+
+
+@pytest.mark.parametrize("function", ["identity", "double_", "double_ non-differentiable"])
+@pytest.mark.parametrize("input", ["leaf requiring grad", "leaf", "non-leaf", "view of a non-leaf"])
+@pytest.mark.parametrize("mode", ["no_grad", "grad"])
+def test_a_custom_function_output_without_gradient_is_a_new_tensor_where_pytorch_makes_one(function, input, mode):
+    """Issue 10: under no_grad, a custom Function returning its input as-is gave back the input
+    itself; PyTorch returns a new tensor sharing its memory (a view if the input requires no
+    grad, else a detached alias), so the input keeps its requires_grad and history. The same
+    rule covers an input changed in place (mark_dirty) and also marked non-differentiable,
+    with grad mode on too, where minigrad returned the input with a gradient (or refused a leaf)."""
+    def prog(lib):
+        leaf = lib.tensor([1., 2., 3.], requires_grad=input != "leaf")
+        x = {"leaf requiring grad": leaf, "leaf": leaf, "non-leaf": leaf * 1, "view of a non-leaf": (leaf * 1)[:2]}[input]
+        with (lib.no_grad() if mode == "no_grad" else lib.enable_grad()):
+            y = _custom_function(lib, function).apply(x)
+        facts = [y is x, y.requires_grad, y.is_leaf, y._base is x, y._base is None, x.requires_grad, x._version]
+        with lib.no_grad():
+            y.add_(10)  # shares x's memory and version counter
+        facts += [x.detach().clone(), x._version == y._version]
+        if x.requires_grad:  # x keeps its own history
+            x.sum().backward()
+            facts.append(leaf.grad)
+        return facts
+    same(prog)
+
+
+def test_backward_is_silent_where_numpy_would_warn():
+    """Issue 10: an infinite gradient times a zero gives NaN, as in PyTorch, which says nothing;
+    minigrad's backward printed NumPy's "invalid value encountered in multiply" RuntimeWarning."""
+    def prog(lib):
+        x = lib.tensor([0., 1., 2.], requires_grad=True)
+        w = lib.tensor([0., 1e30, 1e-30], requires_grad=True)
+        y = x * w
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            y.backward(lib.tensor([float("inf"), 1e30, float("nan")]))
+        return x.grad, w.grad
+    same(prog)

@@ -6,13 +6,17 @@ Two steps, both iterative so that a graph 100,000 nodes deep needs no recursion:
    from its consumers; then repeatedly take a node whose consumers have all
    run (Kahn's algorithm). Among ready nodes, the most recently created runs
    first, as in PyTorch: this keeps memory low and the order deterministic.
+   (A graph that is one path, such as ``f(x)`` on a leaf, has one order: the
+   path itself, found without counting.)
 2. ``run_backward``: walk that order; each node gets the sum of the gradients
    its consumers sent it, runs its backward, and sends a gradient to each input.
    Unless ``retain_graph``, a node frees its saved tensors right after it runs.
 
 Side concerns sit in helpers beside the loop, behind one check per node: a
-node with hooks (``register_prehook``/``register_hook``), or any node in
-anomaly mode, runs through ``_run_instrumented``.
+node with hooks (``register_prehook``/``register_hook``), any node in anomaly
+mode, and any node of a pass that computes only some gradients
+(``autograd.grad``, ``backward(inputs=...)``: ``_plan``) runs through
+``_run_instrumented``.
 """
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ import contextlib
 import heapq
 import itertools
 from typing import Callable, Iterator, Sequence
+
+import numpy as np
 
 from minigrad.autograd import anomaly_mode
 from minigrad.autograd.anomaly_mode import _AnomalyMode
@@ -29,6 +35,10 @@ from minigrad.autograd.grad_mode import _GradMode
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
     """Every node reachable from ``roots``, each after all of its consumers."""
+    if len(roots) == 1:
+        chain = _chain_order(roots[0])
+        if chain is not None:
+            return chain
     dependencies: dict[Node, int] = {}  # also the set of nodes reached through an edge
     root_set = set(roots)
     stack = list(root_set)
@@ -58,6 +68,26 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
     return order
 
 
+def _chain_order(node: Node) -> list[Node] | None:
+    """The order of a graph that is one path (each node leads to at most one other node), or None.
+
+    A path has one topological order, itself: no dependency counts, no heap.
+    (A custom Function on a leaf, ``y = f(x)``, is such a graph.)
+    """
+    order = [node]
+    while True:
+        following = None
+        for child, _ in node.next_functions:
+            if child is not None and child is not following:
+                if following is not None:
+                    return None  # it branches: the general algorithm decides the order
+                following = child
+        if following is None:
+            return order
+        order.append(following)
+        node = following
+
+
 _order_function: Callable[[Sequence[Node]], list[Node]] = topological_order
 _observers: list[Callable] = []
 
@@ -66,10 +96,13 @@ class _GraphTask:
     """The backward pass now running, so code called from a node (checkpoint) can tell passes apart.
 
     ``run_backward`` makes one per pass and sets ``current`` itself, without a
-    context manager: this is on the path of every backward.
+    context manager: this is on the path of every backward. A pass given
+    ``inputs`` also keeps here what decides which nodes run (``plan``), and the
+    gradients it returns (``captured``, for the nodes in ``captures``).
     """
 
-    __slots__ = ("id", "accumulates")  # accumulates: False for autograd.grad and backward(inputs=...)
+    # accumulates: False for autograd.grad and backward(inputs=...)
+    __slots__ = ("id", "accumulates", "plan", "captures", "captured")
     current: "_GraphTask | None" = None
     _ids = itertools.count()
 
@@ -106,6 +139,9 @@ def observe(callback: Callable[[Node, list, tuple], None]) -> Iterator[None]:
         _observers.remove(callback)
 
 
+# PyTorch computes inf * 0 = nan and friends without a word; so does backward here. (The decorator
+# sets NumPy's error state once per pass: cheaper than a ``with np.errstate(...)`` block.)
+@np.errstate(all="ignore")
 def run_backward(
     roots: Sequence[tuple[Node, int]],
     root_grads: Sequence,
@@ -126,58 +162,54 @@ def run_backward(
     the node does not run, before them if it does (the hooks then run with it).
     A single root is always visited: its tensor hooks run even if it leads to
     no input (PyTorch starts from it; several roots hang from a dummy node).
+    That selection is made before the loop (``_plan``) and applied by
+    ``_run_instrumented``, which also runs the nodes with hooks and anomaly mode.
     """
     buffers: dict[Node, list] = {}
     for (node, output_nr), grad in zip(roots, root_grads):
         _add_to_buffer(buffers, node, output_nr, grad)
     order = _order_function(list(buffers))
-    plan = captures = None
-    if inputs:
-        plan = _plan(order, {node for node, _ in inputs}, accumulate)
-        if len(roots) == 1:
-            plan.setdefault(roots[0][0], False)
-        captures = () if accumulate else {node for node, _ in inputs}
-        captured: dict[tuple[Node, int], object] = {}
-    plain = plan is None and not _AnomalyMode.enabled  # then a node without hooks runs bare
-
     task = _GraphTask()
-    task.id, task.accumulates = next(_GraphTask._ids), not inputs
+    task.id, task.accumulates, task.plan = next(_GraphTask._ids), not inputs, None
+    if inputs:
+        task.plan = _plan(order, {node for node, _ in inputs}, accumulate)
+        if len(roots) == 1:
+            task.plan.setdefault(roots[0][0], False)
+        order = [node for node in order if node in task.plan]  # PyTorch does not visit the others
+        task.captures = () if accumulate else {node for node, _ in inputs}
+        task.captured = {}
+    plain = not inputs and not _AnomalyMode.enabled  # then a node without hooks runs bare
+
     outer_task, _GraphTask.current = _GraphTask.current, task
     grad_was_enabled, _GradMode.enabled = _GradMode.enabled, bool(create_graph)  # create_graph records backward
     try:
         for node in order:
             grads = buffers.pop(node, None)
-            reached = grads is not None
-            if not reached:  # as in PyTorch, still visited: its tensor hooks get None
-                grads = [None] * node._num_outputs
-            if plan is not None:
-                runs = plan.get(node)
-                if runs is None:
-                    continue  # it leads to no input: PyTorch does not visit it
-                if not runs:  # visited only: its tensor hooks run, then its gradient is taken if asked for
-                    grads = node._call_pre_hooks(grads)
-                    if node in captures:
-                        _capture(captured, node, grads)
-                    continue
-                if node in captures:
-                    _capture(captured, node, grads)  # before its tensor hooks, which run with the node
-            grads = node._call_pre_hooks(grads)
-            if not reached and not node._custom and all(g is None for g in grads):
-                continue  # no gradient in, none out (a custom Function's node still runs, as in PyTorch)
             if plain and node._node_hooks is None:
+                if grads is None:  # as in PyTorch, still visited: its tensor hooks get None
+                    grads = node._call_pre_hooks([None] * node._num_outputs)
+                    if not node._custom and all(g is None for g in grads):
+                        continue  # no gradient in, none out (a custom Function's node still runs, as in PyTorch)
+                elif node._pre_hooks is not None or node._retains_grad is not None:
+                    grads = node._call_pre_hooks(grads)
                 input_grads = node._run_backward(grads)
             else:
-                input_grads = _run_instrumented(node, grads, plan)
+                input_grads = _run_instrumented(node, grads, task)
+                if input_grads is None:
+                    continue
             for callback in _observers:
                 callback(node, grads, input_grads)
             if not retain_graph:
                 node.release_variables()
             for (child, output_nr), grad in zip(node.next_functions, input_grads):
-                if child is not None and grad is not None:
-                    _add_to_buffer(buffers, child, output_nr, grad)
+                if child is not None and grad is not None:  # (_add_to_buffer, without the call)
+                    slots = buffers.get(child)
+                    if slots is None:
+                        slots = buffers[child] = [None] * child._num_outputs
+                    slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
     finally:
         _GradMode.enabled, _GraphTask.current = grad_was_enabled, outer_task
-    return [captured.get(edge) for edge in inputs] if captures else []
+    return [task.captured.get(edge) for edge in inputs] if inputs and not accumulate else []
 
 
 def _plan(order: list[Node], targets: set, accumulate: bool) -> dict[Node, bool]:
@@ -196,8 +228,25 @@ def _capture(captured: dict, node: Node, grads: list) -> None:
         captured[(node, output_nr)] = g
 
 
-def _run_instrumented(node: Node, grads: list, plan: dict | None) -> tuple:
-    """Run one node with its node hooks and, in anomaly mode, its NaN check and forward traceback."""
+def _run_instrumented(node: Node, grads: list | None, task: _GraphTask) -> tuple | None:
+    """Run one node the long way: its tensor hooks, then, in a pass given inputs, what ``task.plan``
+    says (visit only, capture its gradient), its node hooks and, in anomaly mode, its NaN check
+    and forward traceback. None if the node does not run."""
+    plan = task.plan
+    reached = grads is not None
+    if not reached:  # as in PyTorch, still visited: its tensor hooks get None
+        grads = [None] * node._num_outputs
+    if plan is not None:
+        if not plan[node]:  # visited only: its tensor hooks run, then its gradient is taken if asked for
+            grads = node._call_pre_hooks(grads)
+            if node in task.captures:
+                _capture(task.captured, node, grads)
+            return None
+        if node in task.captures:
+            _capture(task.captured, node, grads)  # before its tensor hooks, which run with the node
+    grads = node._call_pre_hooks(grads)
+    if not reached and not node._custom and all(g is None for g in grads):
+        return None  # no gradient in, none out (a custom Function's node still runs, as in PyTorch)
     if not _AnomalyMode.enabled:
         return _run_with_node_hooks(node, grads, plan)
     outer, _AnomalyMode.running_node = _AnomalyMode.running_node, node  # nodes recorded now have it as parent

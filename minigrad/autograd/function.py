@@ -28,6 +28,11 @@ matched to ``forward``'s parameters and treated as the positional arguments
 they name (a tensor passed by keyword gets a gradient). ``mark_dirty`` bumps
 the version counter, as PyTorch's ``apply`` does, which also covers writes
 through NumPy (``x.detach().numpy()[...] = ...``) that minigrad cannot see.
+
+The file reads top to bottom: ``Function`` and its ``apply``; ``FunctionCtx``,
+first the methods ``forward`` and ``backward`` call, then what the engine
+calls and how a call is recorded; last ``once_differentiable`` and the two
+classes kept from PyTorch 0.x.
 """
 from __future__ import annotations
 
@@ -43,21 +48,148 @@ from minigrad.autograd.grad_mode import _GradMode, is_grad_enabled, no_grad
 from minigrad.autograd.graph import Node, SavedTensor
 
 
-class FunctionCtx(Node):
-    """The ``ctx`` of one call of a Function, and that call's node in the graph."""
+class Function:
+    """Base class of differentiable operations; see the module docstring."""
 
-    _forward_cls: type
-    # Defaults live on the class, so a new ctx costs almost nothing until forward sets them.
-    _to_save: tuple = ()
-    _saved: tuple | None = None  # packed SavedTensors; None again once freed
-    _freed = False
-    _dirty: tuple = ()
-    _non_differentiable: tuple = ()
-    _materialize_grads = True
-    # Where each gradient slot's output sits among forward's outputs, when they differ: a
-    # built-in op's non-differentiable outputs (max(dim)'s indices) get no slot, as in PyTorch.
-    _output_positions: tuple | None = None
-    _operands: tuple[int, ...] | None = None  # see Function._operands
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run ``forward`` without recording; then, if grad mode is on and an input needs a
+        gradient, record one node (the ctx) for the whole call.
+
+        Otherwise nothing is recorded and the outputs come back as forward made
+        them (a custom Function's, adjusted as PyTorch does: ``_unrecorded_outputs``).
+        """
+        if kwargs:
+            args = _bind_keywords(cls, args, kwargs)
+        grad_enabled = _GradMode.enabled
+        if grad_enabled or cls._custom:
+            Tensor = _tensor.Tensor
+            needs_input_grad = tuple([
+                # (a view whose base got a history after it was taken requires grad too)
+                isinstance(a, Tensor) and (a._requires_grad or (
+                    a._base is not None and grad_enabled and a._base._requires_grad and a._view_needs_grad()
+                )) for a in args
+            ])
+        else:  # a built-in op in no_grad mode: its forward has nothing to save
+            needs_input_grad = (False,) * len(args)
+        ctx = cls._backward_cls(needs_input_grad)
+        _GradMode.enabled = False  # forward's own operations are not recorded
+        try:
+            if cls._forward_takes_ctx:
+                outputs = cls.forward(ctx, *args)
+            else:
+                outputs = cls.forward(*args)
+                cls.setup_context(ctx, args, outputs)
+        finally:
+            _GradMode.enabled = grad_enabled
+        single = type(outputs) is not tuple
+        if single:
+            outputs = (outputs,)
+        recording = grad_enabled and True in needs_input_grad
+        if ctx._dirty:
+            _mark_dirty_outputs(ctx, args, outputs, recording)
+        if recording:
+            outputs = ctx._record(args, outputs)
+        elif cls._custom:
+            outputs = _unrecorded_outputs(ctx, args, outputs, grad_enabled)
+        elif not grad_enabled:
+            for out in outputs:  # views made in no_grad mode: PyTorch refuses to record in-place ops on them
+                if isinstance(out, _tensor.Tensor) and out._view_meta is not None:
+                    out._view_meta.no_grad = True
+        return outputs[0] if single else outputs
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args, **kwargs) -> Any:
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function: "
+            "@staticmethod def forward(ctx, *args) returning the result."
+        )
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function "
+            "to use it with backward mode AD: @staticmethod def backward(ctx, *grad_outputs) returning "
+            "one gradient per forward input."
+        )
+
+    vjp = backward  # PyTorch's other name for backward: a subclass defines one or the other
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """Optional: override it, and ``forward(*args)`` takes no ctx and stays a pure
+        function; this fills ctx from the inputs and the output instead."""
+        raise NotImplementedError
+
+    # -- how a subclass is set up -------------------------------------------------------------
+    # For a built-in op whose arguments at these positions are its operands, Python numbers
+    # included (PyTorch's arithmetic wraps a number in a 0-d tensor): exactly they get edges.
+    _operands: tuple[int, ...] | None = None
+    _forward_takes_ctx = True  # False when setup_context is overridden
+    # A custom Function (one not defined in minigrad): PyTorch treats its node apart from its
+    # built-in ops' nodes, and minigrad checks everything its backward returns.
+    _custom = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
+        cls._forward_takes_ctx = cls.setup_context is Function.setup_context  # decided once, not per apply
+        cls._custom = not cls.__module__.startswith("minigrad.")
+        cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
+            "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls),
+            "_custom": cls._custom, "_operands": cls._operands,
+        })
+
+    def __init__(self, *args, **kwargs) -> None:
+        warnings.warn(
+            f"{type(self).__name__} should not be instantiated. Methods on autograd functions are "
+            "all static, so you should invoke them on the class itself.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method: call "
+            f"{type(self).__name__}.apply(...) on the class, not on an instance. (For the old "
+            "instance style, subclass minigrad.autograd.StatefulFunction.)"
+        )
+
+
+class FunctionCtx(Node):
+    """The ``ctx`` of one call of a Function, and that call's node in the graph.
+
+    Its class is generated per Function (``ExpBackward``) and holds what is the
+    same for every call: ``_forward_cls``, ``_user_backward``, ``_custom``,
+    ``_operands``, ``_node_name``. What one call keeps is declared here, in
+    ``__slots__``, and set in ``__init__``; forward may add attributes of its own
+    (``ctx.shape = ...``).
+    """
+
+    __slots__ = (
+        "needs_input_grad",  # one bool per forward argument: whether it needs a gradient
+        "_to_save",  # what forward passed to save_for_backward, until the call is recorded
+        "_saved",  # then packed as SavedTensors; None again once freed
+        "_freed",  # release_variables ran: a second backward must fail
+        "_dirty",  # inputs forward changed in place (mark_dirty)
+        "_non_differentiable",  # outputs that get no gradient (mark_non_differentiable)
+        "_materialize_grads",  # backward gets zeros (True) or None for outputs without a gradient
+        # Set by _record, with the node's own state (Node.__init__): a call that records nothing
+        # (no_grad, or no input needs a gradient) never becomes a node and pays for none of it.
+        "_input_meta",  # per forward argument: (shape, dtype) if it has an edge, else None
+        "_output_meta",  # per forward output: (shape, dtype) if it is a tensor, else None
+        # Where each gradient slot's output sits among forward's outputs, when they differ: a
+        # built-in op's non-differentiable outputs (max(dim)'s indices) get no slot, as in PyTorch.
+        "_output_positions",
+    )
+
+    def __init__(self, needs_input_grad: tuple) -> None:
+        self.needs_input_grad = needs_input_grad
+        self._to_save = self._dirty = self._non_differentiable = ()
+        self._saved = None
+        self._freed = False
+        self._materialize_grads = True
 
     # -- what forward may call -------------------------------------------------
     def save_for_backward(self, *tensors) -> None:
@@ -112,16 +244,12 @@ class FunctionCtx(Node):
         warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
         return self.saved_tensors
 
-    def name(self) -> str:
-        """The node's name; PyTorch's C++ nodes include their namespace (``torch::autograd::CopySlices``)."""
-        return type(self).__dict__.get("_node_name") or type(self).__name__
-
+    # -- what the engine calls ---------------------------------------------------
     def release_variables(self) -> None:
         if self._saved:
             self._saved = None
             self._freed = True
 
-    # -- what the engine calls ---------------------------------------------------
     def _run_backward(self, grad_outputs: list) -> tuple:
         """Call the user's backward and check what it returned."""
         positions = self._output_positions
@@ -196,108 +324,104 @@ class FunctionCtx(Node):
         return sum_to(g, shape)
 
 
+    def _record(self, inputs: tuple, outputs: tuple) -> tuple:
+        """Make this ctx the ``grad_fn`` of the outputs and pack what was saved.
+
+        Edges and gradient slots are PyTorch's: an edge (``next_functions``) for
+        each tensor argument, except a built-in op's index and mask tensors (in
+        PyTorch only its differentiable arguments have one); a gradient slot for
+        each output of a custom Function, but only for each differentiable output
+        of a built-in op (``max(dim)``'s indices have none). Node hooks see them.
+        """
+        Node.__init__(self)  # now this call is a node of the graph
+        Tensor = _tensor.Tensor
+        custom, operands = self._custom, self._operands
+        edges, input_meta = [], []
+        for i, a in enumerate(inputs):
+            if isinstance(a, Tensor) and (custom or a._data.dtype.kind == "f" if operands is None else i in operands):
+                if not a._requires_grad:
+                    edges.append((None, 0))
+                elif a._grad_fn is not None and a._view_meta is None:  # (what a._edge() gives, without the call)
+                    edges.append((a._grad_fn, a._output_nr))
+                else:
+                    edges.append(a._edge())
+                input_meta.append((a._data.shape, a._data.dtype))
+            elif operands is not None and i in operands:  # a number as an operand: an edge to nowhere
+                edges.append((None, 0))
+                input_meta.append(((), None))
+            else:
+                input_meta.append(None)
+        self.next_functions, self._input_meta = tuple(edges), tuple(input_meta)
+        if _AnomalyMode.enabled:
+            record_forward_traceback(self)
+
+        # An output gets this node as grad_fn and its gradient slot; the cases that need more
+        # (a custom Function's output, a view, an input returned or changed in place, an
+        # output without a gradient) go through _connect_output.
+        plain = not (custom or self._dirty or self._non_differentiable)
+        connected, output_meta = [], []
+        slots = 0
+        for i, out in enumerate(outputs):
+            if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
+                connected.append(out)
+                output_meta.append(None)
+                continue
+            data = out._data
+            output_meta.append((data.shape, data.dtype))
+            if plain and data.dtype.kind == "f" and out._view_meta is None and _index_of(out, inputs) is None:
+                out._requires_grad, out._grad_fn, out._output_nr = True, self, slots
+                slots += 1
+            else:
+                out = self._connect_output(i, out, inputs, i if custom else slots)
+                slots += out._requires_grad
+            connected.append(out)
+        self._output_meta, self._num_outputs = tuple(output_meta), len(outputs) if custom else slots
+        self._output_positions = None
+        if slots != len(outputs) and not custom:
+            self._output_positions = tuple([
+                i for i, out in enumerate(connected) if isinstance(out, Tensor) and out._requires_grad])
+
+        if self._to_save:
+            saved = []
+            for t in self._to_save:
+                if t is not None:  # an output is saved with its gradient slot, anything else with None
+                    i = _index_of(t, outputs)
+                    t = SavedTensor(t, None if i is None else connected[i]._output_nr)
+                saved.append(t)
+            self._saved, self._to_save = tuple(saved), ()
+        return tuple(connected)
+
+    def _connect_output(self, i: int, out, inputs: tuple, nr: int):
+        """Output ``i`` of this call, wired to this node as gradient slot ``nr`` if it gets a gradient."""
+        custom, dirty = self._custom, _index_of(out, self._dirty) is not None
+        is_input = _index_of(out, inputs) is not None
+        differentiable = out._data.dtype.kind == "f" and _index_of(out, self._non_differentiable) is None
+        if custom and not differentiable:
+            out = _without_gradient(out, is_input, dirty)
+        elif is_input and not dirty:
+            out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
+        meta = out._view_meta
+        if meta is not None and not dirty and (meta.steps is None or meta.steps[-1][0] is not self._forward_cls):
+            meta.steps, meta.custom = None, _unreplayable_view_message(i, self._forward_cls.__name__, custom)
+        if not differentiable:
+            if not custom:
+                out._requires_grad = False
+        elif dirty and out._base is not None:  # a view changed in place: its base gets the new history
+            values = _tensor.Tensor._wrap(out._data)
+            values._requires_grad, values._grad_fn, values._output_nr = True, self, nr
+            out._rebase_view(values)
+        elif dirty:
+            out._set_history(self, nr)  # retain_grad moves to the new version; hooks stay with the old one
+        else:
+            out._requires_grad, out._grad_fn, out._output_nr = True, self, nr
+        return out
+
+
 def _is_expandable_to(shape: tuple, desired: tuple) -> bool:
     """Whether ``shape`` broadcasts to ``desired`` (so a gradient can be summed back)."""
     if len(shape) > len(desired):
         return False
     return all(s == 1 or s == d for s, d in zip(reversed(shape), reversed(desired)))
-
-
-class Function:
-    """Base class of differentiable operations; see the module docstring."""
-
-    # For a built-in op whose arguments at these positions are its operands, Python numbers
-    # included (PyTorch's arithmetic wraps a number in a 0-d tensor): exactly they get edges.
-    _operands: tuple[int, ...] | None = None
-    _forward_takes_ctx = True  # False when setup_context is overridden
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
-        cls._forward_takes_ctx = cls.setup_context is Function.setup_context  # decided once, not per apply
-        cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
-            "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls),
-            # A custom Function (not one of minigrad's built-in ops): PyTorch treats its node apart.
-            "_custom": not cls.__module__.startswith("minigrad."), "_operands": cls._operands,
-        })
-
-    def __init__(self, *args, **kwargs) -> None:
-        warnings.warn(
-            f"{type(self).__name__} should not be instantiated. Methods on autograd functions are "
-            "all static, so you should invoke them on the class itself.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError(
-            "Legacy autograd function with non-static forward method is deprecated. Please use "
-            "new-style autograd function with static forward method: call "
-            f"{type(self).__name__}.apply(...) on the class, not on an instance. (For the old "
-            "instance style, subclass minigrad.autograd.StatefulFunction.)"
-        )
-
-    @staticmethod
-    def forward(ctx: FunctionCtx, *args, **kwargs) -> Any:
-        raise NotImplementedError(
-            "You must implement the forward function for custom autograd.Function: "
-            "@staticmethod def forward(ctx, *args) returning the result."
-        )
-
-    @staticmethod
-    def backward(ctx: FunctionCtx, *grad_outputs) -> Any:
-        raise NotImplementedError(
-            "You must implement either the backward or vjp method for your custom autograd.Function "
-            "to use it with backward mode AD: @staticmethod def backward(ctx, *grad_outputs) returning "
-            "one gradient per forward input."
-        )
-
-    vjp = backward  # PyTorch's other name for backward: a subclass defines one or the other
-
-    @staticmethod
-    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
-        """Optional: override it, and ``forward(*args)`` takes no ctx and stays a pure
-        function; this fills ctx from the inputs and the output instead."""
-        raise NotImplementedError
-
-    @classmethod
-    def apply(cls, *args, **kwargs):
-        """Run forward without recording, then record one node for the whole call."""
-        Tensor = _tensor.Tensor
-        if kwargs:
-            args = _bind_keywords(cls, args, kwargs)
-        ctx = cls._backward_cls()
-        grad_was_enabled = _GradMode.enabled
-        needs_input_grad = ctx.needs_input_grad = tuple([
-            # (a view whose base got a history after it was taken requires grad too)
-            isinstance(a, Tensor) and (a._requires_grad or (
-                a._base is not None and grad_was_enabled and a._base._requires_grad and a._view_needs_grad()
-            )) for a in args
-        ])
-        _GradMode.enabled = False  # forward's own operations are not recorded
-        try:
-            if cls._forward_takes_ctx:
-                outputs = cls.forward(ctx, *args)
-            else:
-                outputs = cls.forward(*args)
-                cls.setup_context(ctx, args, outputs)
-        finally:
-            _GradMode.enabled = grad_was_enabled
-        is_tuple = type(outputs) is tuple
-        if not is_tuple:
-            outputs = (outputs,)
-        if ctx._dirty:
-            _mark_dirty_outputs(ctx, args, outputs, grad_was_enabled and True in needs_input_grad)
-        if grad_was_enabled:
-            if True in needs_input_grad:
-                outputs = _connect_outputs(ctx, args, outputs)
-            elif ctx._custom:
-                outputs = _unrecorded_custom_outputs(ctx, args, outputs)
-        else:
-            for out in outputs:  # views made in no_grad mode: PyTorch refuses to record in-place ops on them
-                if isinstance(out, Tensor) and out._view_meta is not None:
-                    out._view_meta.no_grad = True
-        return outputs if is_tuple else outputs[0]
 
 
 def _pick_backward(cls: type):
@@ -334,7 +458,8 @@ def _bind_keywords(cls: type, args: tuple, kwargs: dict) -> tuple:
 
 def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recording: bool) -> None:
     """Inputs that forward modified in place, checked as PyTorch does: they must be returned, and a
-    recorded in-place change must be one autograd can represent. Their version goes up."""
+    recorded in-place change must be one autograd can represent (PyTorch checks only those that
+    get a gradient: a float tensor not marked non-differentiable). Their version goes up."""
     dirty = []
     for t in ctx._dirty:
         if _index_of(t, outputs) is None:
@@ -348,7 +473,8 @@ def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recordi
                 "been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=3,
             )
             continue  # then it is an ordinary output
-        if recording and t._base is not None:
+        recorded = recording and t._data.dtype.kind == "f" and _index_of(t, ctx._non_differentiable) is None
+        if recorded and t._base is not None:
             if sum(isinstance(o, _tensor.Tensor) for o in outputs) > 1:
                 raise RuntimeError(
                     "If your Function modifies inplace an input that is a view of another Tensor, your "
@@ -359,101 +485,32 @@ def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recordi
                     "one that does the other operations)."
                 )
             t._check_inplace_on_view()
-        elif recording and t._requires_grad and t.grad_fn is None:
+        elif recorded and t._requires_grad and t.grad_fn is None:
             raise RuntimeError(
                 "a leaf Tensor that requires grad has been used in an in-place operation: modify a "
                 "copy (.clone()), or apply the Function under minigrad.no_grad()."
             )
         t._version_counter.value += 1  # as PyTorch's apply; it also counts writes made through NumPy
-        if recording and t._data.dtype.kind == "f" and _index_of(t, ctx._non_differentiable) is None:
+        if recorded:
             t._grad = None  # PyTorch's custom Functions drop a retained .grad here (its built-in in-place ops keep it)
         dirty.append(t)
     ctx._dirty = tuple(dirty)
 
 
-def _connect_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
-    """Make ``ctx`` the ``grad_fn`` of the outputs and pack what was saved.
-
-    Edges and gradient slots are PyTorch's: an edge (``next_functions``) for
-    each tensor argument, except a built-in op's index and mask tensors (in
-    PyTorch only its differentiable arguments have one); a gradient slot for
-    each output of a custom Function, but only for each differentiable output
-    of a built-in op (``max(dim)``'s indices have none). Node hooks see them.
-    """
-    Tensor = _tensor.Tensor
-    custom, operands = ctx._custom, ctx._operands
-    edges, input_meta = [], []  # input_meta: (shape, dtype) for each argument with an edge, else None
-    for i, a in enumerate(inputs):
-        if isinstance(a, Tensor) and (custom or a._data.dtype.kind == "f" if operands is None else i in operands):
-            edges.append(a._edge() if a._requires_grad else (None, 0))
-            input_meta.append((a._data.shape, a._data.dtype))
-        elif operands is not None and i in operands:  # a number as an operand: an edge to nowhere
-            edges.append((None, 0))
-            input_meta.append(((), None))
-        else:
-            input_meta.append(None)
-    ctx.next_functions, ctx._input_meta = tuple(edges), tuple(input_meta)
-    if _AnomalyMode.enabled:
-        record_forward_traceback(ctx)
-    non_differentiable, dirty_inputs = ctx._non_differentiable, ctx._dirty
-    connected, output_meta = [], []
-    slotless = 0  # outputs so far without a gradient slot (for a built-in op, the later ones move up)
-    for i, out in enumerate(outputs):
-        if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
-            connected.append(out)
-            output_meta.append(None)
-            slotless += 1
-            continue
-        output_meta.append((out._data.shape, out._data.dtype))
-        dirty = dirty_inputs and _index_of(out, dirty_inputs) is not None
-        if not dirty and _index_of(out, inputs) is not None:
-            out = out._alias()  # an input returned as-is: a new tensor, so this node's backward runs
-        meta = out._view_meta
-        if meta is not None and not dirty and (meta.steps is None or meta.steps[-1][0] is not ctx._forward_cls):
-            meta.steps, meta.custom = None, _unreplayable_view_message(i, ctx._forward_cls.__name__, custom)
-        if out._data.dtype.kind != "f" or non_differentiable and _index_of(out, non_differentiable) is not None:
-            out._requires_grad = False
-            connected.append(out)
-            slotless += 1
-            continue
-        nr = i if custom else i - slotless
-        if dirty and out._base is not None:  # a view changed in place: its base gets the new history
-            values = Tensor._wrap(out._data)
-            values._requires_grad, values._grad_fn, values._output_nr = True, ctx, nr
-            out._rebase_view(values)
-        elif dirty:
-            out._set_history(ctx, nr)  # retain_grad moves to the new version; hooks stay with the old one
-        else:
-            out._requires_grad, out._grad_fn, out._output_nr = True, ctx, nr
-        connected.append(out)
-    ctx._output_meta, ctx._num_outputs = tuple(output_meta), len(outputs)
-    if slotless and not custom:
-        ctx._num_outputs -= slotless
-        ctx._output_positions = tuple([i for i, out in enumerate(connected) if isinstance(out, Tensor) and out._requires_grad])
-
-    if ctx._to_save:
-        saved = []
-        for t in ctx._to_save:
-            if t is not None:  # an output is saved with its gradient slot, anything else with None
-                i = _index_of(t, outputs)
-                t = SavedTensor(t, None if i is None else connected[i]._output_nr)
-            saved.append(t)
-        ctx._saved, ctx._to_save = tuple(saved), ()
-    return tuple(connected)
-
-
-def _unrecorded_custom_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) -> tuple:
-    """The outputs of a custom Function that recorded nothing (no input requires grad), as PyTorch
-    makes them: an input returned as-is becomes a new view of it, and a view of an input counts as
-    made in no_grad mode by a custom Function, so it is refused once its base gets a history."""
+def _unrecorded_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, grad_enabled: bool) -> tuple:
+    """The outputs of a custom Function call that recorded nothing (grad mode off, or no input
+    requires grad), as PyTorch makes them: each gets no gradient (``_without_gradient``), and a
+    view among them is refused in-place changes that would need a history: it counts as made in
+    no_grad mode, and with grad mode on, as made by a custom Function."""
     Tensor = _tensor.Tensor
     result = []
     for out in outputs:
         if isinstance(out, Tensor):
-            if _index_of(out, inputs) is not None and _index_of(out, ctx._dirty) is None:
-                out = out._alias()
+            out = _without_gradient(out, _index_of(out, inputs) is not None, _index_of(out, ctx._dirty) is not None)
             meta = out._view_meta
-            if meta is not None:
+            if meta is not None and not grad_enabled:
+                meta.no_grad = True
+            elif meta is not None:
                 meta.steps, meta.no_grad, meta.custom = None, True, (
                     "A view was created in no_grad mode and {change} with grad mode enabled. This view was "
                     "created inside a custom Function (or because an input was returned as-is) and the autograd "
@@ -463,6 +520,21 @@ def _unrecorded_custom_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple) 
                 )
         result.append(out)
     return tuple(result)
+
+
+def _without_gradient(out, is_input: bool, dirty: bool):
+    """An output of a custom Function that gets no gradient, as PyTorch makes it (its
+    ``custom_function.cpp``): an input comes back as a new tensor, a view of it if it
+    requires no grad and was not changed in place, else a detached alias, so the input
+    itself keeps its ``requires_grad`` and history; any other output requiring grad is
+    detached in place, unless it is a view (which requires grad through its base)."""
+    if not out.requires_grad:
+        return out._alias() if is_input and not dirty else out
+    if is_input:
+        return out.detach()
+    if out._base is None:
+        out.detach_()
+    return out
 
 
 def _unreplayable_view_message(i: int, name: str, custom: bool) -> str:

@@ -13,17 +13,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from minigrad.autograd.differentiate import grad as autograd_grad
+from minigrad.autograd.differentiate import _as_tuple, grad as autograd_grad
 
 
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when the gradients disagree."""
-
-
-def _as_tuple(x) -> tuple:
-    from minigrad.tensor import Tensor
-
-    return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
 def _outputs(fn: Callable, inputs: tuple) -> tuple:

@@ -34,28 +34,40 @@ _ACCUMULATE_GRAD_BASE = 1 << 62
 
 
 class Node:
-    """One step of the backward pass."""
+    """One step of the backward pass.
 
-    next_functions: tuple = ()
-    _num_outputs = 1
-    # (output_nr, OrderedDict of tensor hooks) pairs: each tensor's dict, attached by its first
-    # register_hook (Tensor.register_hook says why a tensor's hooks can span several nodes).
-    _pre_hooks: tuple | None = None
-    _retains_grad: dict | None = None  # output_nr -> weakref to the tensor
+    Its state is declared here once; everything starts empty, so recording a
+    node costs only what it uses (hooks and metadata are made on first use).
+    """
+
+    __slots__ = (
+        "next_functions",  # per input: (producer node, output_nr), or (None, 0) if it needs no gradient
+        "_num_outputs",  # how many gradient slots the engine gives it
+        "_sequence_nr",  # creation order: among ready nodes, the engine runs the newest first
+        # None, or (output_nr, OrderedDict of tensor hooks) pairs: each tensor's dict, attached by its
+        # first register_hook (Tensor.register_hook says why a tensor's hooks can span several nodes).
+        "_pre_hooks",
+        "_retains_grad",  # None, or output_nr -> weakref to the tensor
+        # None, or (node pre-hooks, node post-hooks), made by the first register_prehook/register_hook:
+        # the engine checks only this one attribute on nodes without hooks.
+        "_node_hooks",
+        "_metadata",  # None, or the dict behind ``metadata``
+        "__weakref__",
+    )
     # A custom Function's node, which PyTorch treats apart from its built-in ops' nodes: it runs
     # even when no gradient reached it, has an edge for every tensor input and a gradient slot for
     # every output, and its post-hooks see every gradient its backward returned.
     _custom = False
-    # (node pre-hooks, node post-hooks), made by the first register_prehook/register_hook:
-    # the engine checks only this one attribute on nodes without hooks.
-    _node_hooks: tuple[OrderedDict, OrderedDict] | None = None
-    _metadata: dict | None = None
 
     def __init__(self) -> None:
+        self.next_functions = ()
+        self._num_outputs = 1
         self._sequence_nr = next(_sequence_numbers)
+        self._pre_hooks = self._retains_grad = self._node_hooks = self._metadata = None
 
     def name(self) -> str:
-        return type(self).__name__
+        """The node's name; PyTorch's C++ nodes include their namespace (``torch::autograd::CopySlices``)."""
+        return type(self).__dict__.get("_node_name") or type(self).__name__
 
     def register_prehook(self, fn: Callable) -> "RemovableHandle":
         """Call ``fn(grad_outputs)`` before this node runs; a returned tuple replaces ``grad_outputs``.
@@ -123,10 +135,14 @@ class Node:
 class AccumulateGrad(Node):
     """The node at the end of a leaf tensor: adds incoming gradients into ``.grad``."""
 
+    __slots__ = ("variable",)
+
     def __init__(self, variable) -> None:
         super().__init__()
         self._sequence_nr += _ACCUMULATE_GRAD_BASE
         self.variable = variable
+        # Not None, so the engine calls _call_pre_hooks: a leaf's tensor hooks live on the leaf.
+        self._pre_hooks = ()
 
     def _call_pre_hooks(self, grads: list) -> list:
         hooks = self.variable._hooks
