@@ -10,7 +10,9 @@ What a run produces is a *trace*, a list of events in the order they happened:
   the end (``warned``: reading ``.grad`` gave the non-leaf warning);
 - ``("hook", step, hook_step, grad)``, ``("prehook" | "posthook", ...)`` and
   ``("fbw", step, function, grads)`` in the order backward called them;
-- ``("raise", step, exception_type)``: the step raised, and the run stops there.
+- ``("raise", step, exception_type)``: the step raised, and the run stops there;
+- ``("unspecified", step)`` (torch runs only): the step's result depends on the order torch's loop
+  visits the elements, so there is nothing to compare with; the run stops there.
 
 Two traces must be equal event by event; float arrays are compared with a
 tolerance derived from float64's epsilon and the program's size.
@@ -444,12 +446,19 @@ def _execute(lib, step: Step, env: list, i: int) -> None:
         value = scalar if operand is None else env[operand]
         with lib.no_grad() if no_grad else _nothing():
             INPLACE[op](env[target], value)
+        if lib.__name__ == "torch" and operand is not None and _order_dependent(env[target], value):
+            raise Unspecified
     elif kind == "setitem":
         _, target, key, operand, scalar, no_grad = step
         value = scalar if operand is None else env[operand]
         t = env[target]
         with lib.no_grad() if no_grad else _nothing():
             t[_key(lib, key, tuple(t.shape))] = value
+            basic = not any(isinstance(part, tuple) and part[0] in ("list", "mask") for part in key)
+            # a 0-d value is read once (torch fills with its item()), whatever it aliases
+            if lib.__name__ == "torch" and operand is not None and basic and value.dim() > 0:
+                if _order_dependent(t[_key(lib, key, tuple(t.shape))], value):
+                    raise Unspecified
     elif kind == "hook":
         _, slot, scale = step
         env[slot].register_hook(_tensor_hook(i, scale))
@@ -490,6 +499,29 @@ def _execute(lib, step: Step, env: list, i: int) -> None:
         env[step[1]].grad = None
     else:
         raise ValueError(f"unknown step {step!r}")
+
+
+class Unspecified(Exception):
+    """torch's result of a step depends on the order its loop visits the elements."""
+
+
+def _order_dependent(written, read) -> bool:
+    """Whether an elementwise write into ``written`` from ``read`` reads an element that the write
+    of another element changes (torch tensors).
+
+    torch refuses such a partial overlap when it can prove it (both tensors dense); on other strided
+    layouts (``x.add_(x[:, :1])``) it runs its loop anyway and the result depends on the loop's order.
+    """
+    if written.numel() == 0 or read.untyped_storage().data_ptr() != written.untyped_storage().data_ptr():
+        return False
+    read = read.expand_as(written)
+
+    def positions(t) -> np.ndarray:
+        grid = np.indices(tuple(t.shape)).reshape(t.dim(), t.numel())
+        return t.storage_offset() + np.asarray(t.stride(), dtype=np.int64) @ grid
+
+    w, r = positions(written), positions(read)
+    return bool(np.any(np.isin(r, w) & (r != w)))
 
 
 class _nothing:
@@ -565,6 +597,9 @@ def run(lib, program: Program) -> list:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     _execute(lib, step, env, i)
+            except Unspecified:
+                events.append(("unspecified", i))
+                return events
             except Exception as e:  # noqa: BLE001 - the type is what we compare
                 events.append(("raise", i, _exception_name(e)))
                 return events
