@@ -64,12 +64,11 @@ class Function:
         grad_enabled = _GradMode.enabled
         if grad_enabled or cls._custom:
             Tensor = _tensor.Tensor
-            needs_input_grad = tuple([
-                # (a view whose base got a history after it was taken requires grad too)
-                isinstance(a, Tensor) and (a._requires_grad or (
-                    a._base is not None and grad_enabled and a._base._requires_grad and a._view_needs_grad()
-                )) for a in args
-            ])
+            needs_input_grad = []  # (a loop, not a list comprehension: this is the path of every op)
+            for a in args:  # (a view whose base got a history after it was taken requires grad too)
+                needs_input_grad.append(isinstance(a, Tensor) and (a._requires_grad or (
+                    a._base is not None and grad_enabled and a._base._requires_grad and a._view_needs_grad())))
+            needs_input_grad = tuple(needs_input_grad)
         else:  # a built-in op in no_grad mode: its forward has nothing to save
             needs_input_grad = (False,) * len(args)
         ctx = cls._backward_cls(needs_input_grad)
@@ -356,11 +355,11 @@ class FunctionCtx(Node):
             record_forward_traceback(self)
 
         # An output gets this node as grad_fn and its gradient slot; the cases that need more
-        # (a custom Function's output, a view, an input returned or changed in place, an
-        # output without a gradient) go through _connect_output.
-        plain = not (custom or self._dirty or self._non_differentiable)
+        # (a view, an input returned or changed in place, an output without a gradient) go
+        # through _connect_output.
+        plain = not (self._dirty or self._non_differentiable)
         connected, output_meta = [], []
-        slots = 0
+        slots = 0  # a built-in op's gradient slots so far (a custom Function's node has one per output)
         for i, out in enumerate(outputs):
             if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
                 connected.append(out)
@@ -369,7 +368,7 @@ class FunctionCtx(Node):
             data = out._data
             output_meta.append((data.shape, data.dtype))
             if plain and data.dtype.kind == "f" and out._view_meta is None and _index_of(out, inputs) is None:
-                out._requires_grad, out._grad_fn, out._output_nr = True, self, slots
+                out._requires_grad, out._grad_fn, out._output_nr = True, self, i if custom else slots
                 slots += 1
             else:
                 out = self._connect_output(i, out, inputs, i if custom else slots)
