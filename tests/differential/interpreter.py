@@ -514,11 +514,15 @@ def _order_dependent(written, read) -> bool:
     """
     if written.numel() == 0 or read.untyped_storage().data_ptr() != written.untyped_storage().data_ptr():
         return False
-    read = read.expand_as(written)
+    shape = tuple(written.shape)
+    grid = np.indices(shape).reshape(len(shape), written.numel())
 
     def positions(t) -> np.ndarray:
-        grid = np.indices(tuple(t.shape)).reshape(t.dim(), t.numel())
-        return t.storage_offset() + np.asarray(t.stride(), dtype=np.int64) @ grid
+        """Where each element of ``t``, broadcast to ``shape``, lives (no torch op: they check views)."""
+        strides = np.zeros(len(shape), dtype=np.int64)
+        for k, (n, stride) in enumerate(zip(reversed(t.shape), reversed(t.stride()))):
+            strides[len(shape) - 1 - k] = stride if n != 1 else 0
+        return t.storage_offset() + strides @ grid
 
     w, r = positions(written), positions(read)
     return bool(np.any(np.isin(r, w) & (r != w)))

@@ -56,6 +56,7 @@ class Slot:
     of_grad_leaf: bool = False  # a view of a leaf that requires grad (in-place on it must raise)
     is_float: bool = True
     storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
+    expanded: bool = False  # an expand() view, or a view of one
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -165,6 +166,8 @@ class _Builder:
         self.draw = draw
         self.slots: list[Slot | None] = []
         self.steps: list[tuple] = []
+        self.none_grad = False  # a NoneGrad Function was drawn
+        self.node_hooked = False  # a node hook was drawn
 
     def pick(self, predicate=lambda s: True) -> int | None:
         candidates = [i for i, s in enumerate(self.slots) if s is not None and predicate(s)]
@@ -385,7 +388,7 @@ class _Builder:
             args, new = (), (int(np.prod(shape)),) if nd else (1,)
         view = Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                     of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), is_float=s.is_float,
-                    storage=s.storage)
+                    storage=s.storage, expanded=s.expanded or op == "expand")
         self.add(("view", op, i, args), view)
 
     def index(self) -> None:
@@ -403,7 +406,8 @@ class _Builder:
         basic = not any(isinstance(p, tuple) and p[0] in ("list", "mask") for p in key)
         self.add(("index", i, key), Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                                          of_grad_leaf=basic and (s.of_grad_leaf or (s.leaf and s.requires_grad)),
-                                         is_float=s.is_float, storage=s.storage if basic else None))
+                                         is_float=s.is_float, storage=s.storage if basic else None,
+                                         expanded=basic and s.expanded))
 
     def _value_for(self, shape: tuple):
         """An operand for writing into ``shape``: a slot that broadcasts to it, or a scalar."""
@@ -411,6 +415,11 @@ class _Builder:
         if j is None or self.draw(_ints(0, 2)) == 0:
             return None, _choice(self.draw, SCALARS)
         return j, None
+
+    def _near_an_expand(self, s: Slot) -> bool:
+        """Whether memory ``s`` shares has an expand() view (in-place near one is left out while open)."""
+        return ("in-place near an expand() view" in OPEN_DIFFERENCES
+                and any(t is not None and t.storage == s.storage and t.expanded for t in self.slots))
 
     def _no_grad_for(self, s: Slot) -> bool:
         """In-place on a leaf that requires grad (or a view of one) is legal only under no_grad; mostly obey."""
@@ -423,6 +432,8 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
+        if self._near_an_expand(s):
+            return
         op = _choice(self.draw, sorted(INPLACE))
         if op in INPLACE_NO_OPERAND:
             operand, scalar = None, None
@@ -442,11 +453,14 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
+        if self._near_an_expand(s):
+            return
         key = self.draw(basic_key(s.shape, unique_lists=True))
         target = key_shape(s.shape, key)
         if target is None:
             return
-        whole = target == s.shape and all(p is Ellipsis or (isinstance(p, slice) and p.step in (None, 1)) for p in key)
+        whole = target == s.shape and all(p is Ellipsis or (isinstance(p, slice) and p.step in (None, 1))
+                                          for p in key)
         if whole and ("setitem of the whole tensor: second backward" in OPEN_DIFFERENCES
                       or "setitem of the whole tensor: a view made without grad" in OPEN_DIFFERENCES):
             return
@@ -474,8 +488,9 @@ class _Builder:
 
     def node_hook(self) -> None:
         i = self.pick(lambda s: s.requires_grad and not s.leaf)
-        if i is None:
+        if i is None or (self.none_grad and "node hooks where a None gradient flows" in OPEN_DIFFERENCES):
             return
+        self.node_hooked = True
         which = _choice(self.draw, ["pre", "post"])
         self.steps.append(("node_hook", i, which, _choice(self.draw, [None, 2.0])))
 
@@ -519,6 +534,12 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
+        if name == "DirtyMul" and self._near_an_expand(s):
+            return
+        if name == "NoneGrad":
+            if self.node_hooked and "node hooks where a None gradient flows" in OPEN_DIFFERENCES:
+                return
+            self.none_grad = True
         args = [i]
         if FUNCTION_ARITY[name] == 2:
             j = self.pick(lambda t: t.is_float and t.shape == s.shape)
