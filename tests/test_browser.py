@@ -378,7 +378,7 @@ def check_link_to_a_worksheet(page) -> None:
     try:
         page.wait_for_function("name => { const w = window.jupyterapp.shell.currentWidget;"
                                " return w && w.context && w.context.path === 'exercises/' + name"
-                               " && w.context.isReady; }", arg=target, timeout=WAIT_MS)
+                               " && w.context.isReady; }", arg=target, timeout=3 * WAIT_MS)  # a whole notebook to open
     except Exception:  # noqa: BLE001  (a timeout: say which link did not open)
         pytest.fail(f"the lesson's link {href} did not open the worksheet")
     assert not page.locator(".jp-Dialog").count(), page.locator(".jp-Dialog").inner_text()
