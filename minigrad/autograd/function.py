@@ -367,7 +367,8 @@ class FunctionCtx(Node):
                 continue
             data = out._data
             output_meta.append((data.shape, data.dtype))
-            if plain and data.dtype.kind == "f" and out._view_meta is None and _index_of(out, inputs) is None:
+            # (id(out) not in map(id, inputs): by identity, as _index_of, without a Python call per output)
+            if plain and data.dtype.kind == "f" and out._view_meta is None and id(out) not in map(id, inputs):
                 out._requires_grad, out._grad_fn, out._output_nr = True, self, i if custom else slots
                 slots += 1
             else:
@@ -384,8 +385,12 @@ class FunctionCtx(Node):
             saved = []
             for t in self._to_save:
                 if t is not None:  # an output is saved with its gradient slot, anything else with None
-                    i = _index_of(t, outputs)
-                    t = SavedTensor(t, None if i is None else connected[i]._output_nr)
+                    output_nr = None
+                    for out, connected_out in zip(outputs, connected):
+                        if out is t:
+                            output_nr = connected_out._output_nr
+                            break
+                    t = SavedTensor(t, output_nr)
                 saved.append(t)
             self._saved, self._to_save = tuple(saved), ()
         return tuple(connected)
