@@ -57,6 +57,7 @@ class Slot:
     is_float: bool = True
     storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
     expanded: bool = False  # an expand() view, or a view of one
+    number_written: bool = False  # its node came from setitem of a number
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -477,7 +478,8 @@ class _Builder:
         no_grad = self._no_grad_for(s)
         rg = s.requires_grad or (not no_grad and operand is not None and self.slots[operand].requires_grad)
         self.steps.append(("setitem", i, key, operand, scalar, no_grad))
-        self.slots[i] = replace(s, requires_grad=rg, leaf=s.leaf and not (rg and not no_grad))
+        self.slots[i] = replace(s, requires_grad=rg, leaf=s.leaf and not (rg and not no_grad),
+                                number_written=s.number_written or (operand is None and not no_grad))
 
     def hook(self) -> None:
         i = self.pick(lambda s: s.requires_grad)
@@ -492,6 +494,8 @@ class _Builder:
             return
         self.node_hooked = True
         which = _choice(self.draw, ["pre", "post"])
+        if self.slots[i].number_written and "post-hook of setitem of a number" in OPEN_DIFFERENCES:
+            which = "pre"
         self.steps.append(("node_hook", i, which, _choice(self.draw, [None, 2.0])))
 
     def retain_grad(self) -> None:
