@@ -836,25 +836,27 @@ class Tensor:
     def __setitem__(self, key, value) -> None:
         """``self[key] = value``, as PyTorch does it.
 
-        For basic keys, into the view ``self[key]``: a number or a 0-d tensor
-        fills it; any other value is viewed without its leading 1s and expanded
-        to the view's shape, then copied (so ``x[None] = x`` copies x onto
-        itself, which is allowed). Other keys are an ``index_put_``, which
-        refuses a value of another dtype.
+        For basic keys, into the view ``self[key]`` (or into self, when the key
+        keeps every dimension whole), PyTorch's ``copy_to``: a value of the
+        target's shape is copied, a number or another 0-d tensor fills it, any
+        other value is viewed without its leading 1s and expanded to the target's
+        shape, then copied (so ``x[None] = x`` copies x onto itself, which is
+        allowed). Other keys are an ``index_put_``, which refuses a value of
+        another dtype.
         """
         index = _shape.normalize_index(key)
         value = _operand(value)
         if _shape.is_basic(index):
-            target = self[key]
+            target = _shape.index(self, key, for_write=True)
             if not isinstance(value, Tensor):
-                target.fill_(Tensor._wrap(np.asarray(value, dtype=self._data.dtype)))
+                value = Tensor._wrap(np.asarray(value, dtype=self._data.dtype))
+            if value.shape == target.shape:
+                target.copy_(value)
             elif value.ndim == 0:
                 target.fill_(value)
             else:
-                if value.shape != target.shape:
-                    ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
-                    value = value.reshape(value.shape[ones:]).expand(target.shape)
-                target.copy_(value)
+                ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+                target.copy_(value.reshape(value.shape[ones:]).expand(target.shape))
         else:
             if isinstance(value, Tensor) and value._data.dtype != self._data.dtype and _same_dtype_needed(index, value):
                 raise RuntimeError(

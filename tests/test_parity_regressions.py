@@ -1553,6 +1553,26 @@ def test_numpy_of_a_tensor_that_requires_grad(of, grad_mode, force):
     same(prog)
 
 
+@pytest.mark.parametrize("write", ["h[:] = 2.0", "h[...] = lib.tensor(3.0)", "h[0:5] = lib.ones(2)",
+                                   "h[:] = lib.ones(1)", "h[0] = 2.0", "h[:1] = 2.0", "h[None] = lib.ones(2)"])
+def test_setitem_of_the_whole_tensor_writes_the_tensor_itself(write):
+    """PyTorch's setitem skips whole-dimension slices; with nothing left it is ``h.copy_(v)`` or
+    ``h.fill_(v)`` on h itself (no CopySlices), so a second backward runs (nothing was saved)."""
+    def prog(lib):
+        x = lib.tensor([1.0, -2.0], requires_grad=True)
+        h = x.abs()
+        exec(write, {"lib": lib, "h": h})
+        h.sum().backward(retain_graph=True)
+        first = x.grad.clone()
+        try:
+            h.sum().backward()
+            again = x.grad
+        except RuntimeError:
+            again = "RuntimeError"
+        return h.grad_fn.name(), first, again
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

@@ -137,8 +137,14 @@ class Unsqueeze(Function):
 
     @staticmethod
     def forward(ctx, a, dim):
-        ctx.dim = wrap_dim(dim, a.ndim + 1)
-        return view_of(a, np.expand_dims(a._data, ctx.dim), (Unsqueeze, (ctx.dim,)))
+        ctx.dim = d = wrap_dim(dim, a.ndim + 1)
+        # PyTorch's stride for the new dimension (its overlap checks compare strides): the next
+        # dimension's size times its stride, one element at the end (NumPy may put anything there).
+        data = a._data
+        new = data.itemsize if d == data.ndim else data.shape[d] * data.strides[d]
+        view = np.lib.stride_tricks.as_strided(data, data.shape[:d] + (1,) + data.shape[d:],
+                                               data.strides[:d] + (new,) + data.strides[d:])
+        return view_of(a, view, (Unsqueeze, (d,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -290,7 +296,7 @@ def is_basic(key: tuple) -> bool:
     )
 
 
-def index(a: Tensor, key) -> Tensor:
+def index(a: Tensor, key, for_write: bool = False) -> Tensor:
     """``a[key]``, as PyTorch computes it.
 
     Entry by entry, a chain of views: ``Select`` for an integer, ``Slice`` for
@@ -298,9 +304,11 @@ def index(a: Tensor, key) -> Tensor:
     key), ``Unsqueeze`` for None, ``Alias`` if nothing is left to do. Lists,
     arrays, tensors and bools are advanced indexing: after the views, one
     ``Index`` node takes them all, and its result is a copy.
+    ``for_write``: the target of ``a[key] = value``, where PyTorch skips every
+    whole-dimension slice and writes into ``a`` itself when nothing is left.
     """
     entries = normalize_index(key)
-    if type(key) is slice:
+    if type(key) is slice and not for_write:
         return Slice.apply(a, 0, key)
     consumed = sum(_dims_consumed(k) for k in entries)
     if consumed > a.ndim:
@@ -332,7 +340,7 @@ def index(a: Tensor, key) -> Tensor:
             dim, source_dim = dim + _dims_consumed(k), source_dim + _dims_consumed(k)
     if any(isinstance(k, np.ndarray) for k in advanced):
         return Index.apply(out, tuple(advanced))
-    return Alias.apply(a) if out is a else out
+    return Alias.apply(a) if out is a and not for_write else out
 
 
 def _dims_consumed(entry) -> int:
