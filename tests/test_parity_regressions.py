@@ -1573,6 +1573,23 @@ def test_setitem_of_the_whole_tensor_writes_the_tensor_itself(write):
     same(prog)
 
 
+@pytest.mark.parametrize("view", ["e = h.expand(3, 2)", "e = h.expand(3, 2)[1:, :1]", "e = h.expand(3, 2).t()",
+                                  "e = h.t().expand(2, 4)", "e = h[0].expand(2, 2)[:, 1]"])
+@pytest.mark.parametrize("change", ["h.mul_(2)", "with lib.no_grad(): h.mul_(2)"])
+def test_an_expand_view_regenerated_after_an_in_place_change_adds_up_its_gradient(view, change):
+    """An expand() view of a tensor changed in place gets AsStridedBackward0; the gradients of the
+    view's elements that are one element of the base add up (minigrad once kept only one of them)."""
+    def prog(lib):
+        x = lib.tensor([[1.0, 2.0]], requires_grad=True)
+        scope = {"lib": lib, "h": x.clone()}
+        exec(view + "\n" + change, scope)
+        e = scope["e"]
+        weights = lib.arange(1, e.numel() + 1, dtype=lib.float32).reshape(tuple(e.shape))
+        (e * weights).sum().backward()
+        return e.grad_fn.name(), x.grad
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

@@ -557,7 +557,16 @@ class AsStridedScatter(Function):
     def forward(ctx, grad, steps, shape, order):
         ctx.steps = steps
         full, region = _filled_with_region(shape, order, grad._data.dtype, steps, 0)
-        region[...] = grad._data
+        if any(stride == 0 and n > 1 for n, stride in zip(region.shape, region.strides)):
+            # An expand() among the steps: several elements of the view are one element of the
+            # base, and their gradients add up (an assignment would keep only the last of them).
+            positions = np.arange(full.size).reshape([shape[d] for d in order]).transpose(np.argsort(order))
+            with no_grad():
+                positions = replay(Tensor._wrap(positions), steps)._data
+            memory = full.transpose(order).reshape(-1)  # full's own memory, in its layout
+            np.add.at(memory, positions.reshape(-1), grad._data.reshape(-1))
+        else:
+            region[...] = grad._data
         return Tensor._wrap(full)
 
     @staticmethod

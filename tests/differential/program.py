@@ -56,7 +56,6 @@ class Slot:
     of_grad_leaf: bool = False  # a view of a leaf that requires grad (in-place on it must raise)
     is_float: bool = True
     storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
-    expanded: bool = False  # an expand() view, or a view of one
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -391,7 +390,7 @@ class _Builder:
             args, new = (), (int(np.prod(shape)),) if nd else (1,)
         view = Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                     of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), is_float=s.is_float,
-                    storage=s.storage, expanded=s.expanded or op == "expand")
+                    storage=s.storage)
         self.add(("view", op, i, args), view)
 
     def index(self) -> None:
@@ -409,8 +408,7 @@ class _Builder:
         basic = not any(isinstance(p, tuple) and p[0] in ("list", "mask") for p in key)
         self.add(("index", i, key), Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                                          of_grad_leaf=basic and (s.of_grad_leaf or (s.leaf and s.requires_grad)),
-                                         is_float=s.is_float, storage=s.storage if basic else None,
-                                         expanded=basic and s.expanded))
+                                         is_float=s.is_float, storage=s.storage if basic else None))
 
     def _value_for(self, shape: tuple):
         """An operand for writing into ``shape``: a slot that broadcasts to it, or a scalar."""
@@ -418,11 +416,6 @@ class _Builder:
         if j is None or self.draw(_ints(0, 2)) == 0:
             return None, _choice(self.draw, SCALARS)
         return j, None
-
-    def _near_an_expand(self, s: Slot) -> bool:
-        """Whether memory ``s`` shares has an expand() view (in-place near one is left out while open)."""
-        return ("in-place near an expand() view" in OPEN_DIFFERENCES
-                and any(t is not None and t.storage == s.storage and t.expanded for t in self.slots))
 
     def _no_grad_for(self, s: Slot) -> bool:
         """In-place on a leaf that requires grad (or a view of one) is legal only under no_grad; mostly obey."""
@@ -435,8 +428,6 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
-        if self._near_an_expand(s):
-            return
         op = _choice(self.draw, sorted(INPLACE))
         if op in INPLACE_NO_OPERAND:
             operand, scalar = None, None
@@ -458,8 +449,6 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
-        if self._near_an_expand(s):
-            return
         key = self.draw(basic_key(s.shape, unique_lists=True))
         target = key_shape(s.shape, key)
         if target is None:
@@ -534,8 +523,6 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
-        if name == "DirtyMul" and self._near_an_expand(s):
-            return
         if name == "NoneGrad":
             if self.node_hooked and "node hooks where a None gradient flows" in OPEN_DIFFERENCES:
                 return
