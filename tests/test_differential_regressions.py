@@ -370,7 +370,6 @@ def test_copy_slices_edges_are_the_base_and_the_other_inputs_of_the_in_place_op(
            ("node_hook", 1, "post", None), ("backward", 1, 0, None, False, None)])
 
 
-@pytest.mark.xfail(strict=True, reason="open: minigrad's norm gradient at zero is 0 whatever the upstream gradient")
 def test_norm_at_zero_passes_a_non_finite_gradient_as_nan():
     # found by the long run, seed 3023: 2 / x.norm() at x == 0 sends -inf to the norm, whose gradient torch
     # gives as NaN; minigrad gives 0 (both give 0 for a finite upstream gradient)

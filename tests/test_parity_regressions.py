@@ -1590,6 +1590,20 @@ def test_an_expand_view_regenerated_after_an_in_place_change_adds_up_its_gradien
     same(prog)
 
 
+@pytest.mark.parametrize("p", [2, 3, 1.5, 0.5, 1])
+@pytest.mark.parametrize("values", [[0.0, 0.0], [1.0, -2.0], [0.0, 3.0]])
+@pytest.mark.parametrize("upstream", [1.0, float("inf"), float("-inf"), float("nan")])
+def test_norm_gradient_with_a_non_finite_upstream_gradient(p, values, upstream):
+    """Term for term PyTorch's norm_backward: at a zero norm an infinite upstream gradient gives NaN."""
+    def prog(lib):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        x.norm(p).backward(lib.tensor(upstream, dtype=lib.float64))
+        return x.grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

@@ -118,12 +118,16 @@ class Norm(Function):
             at_extreme = Tensor._wrap((np.abs(a._data) == norm._data).astype(a._data.dtype))
             share = at_extreme / at_extreme.sum(ctx.dims, keepdim=True)
             return grad * a.sign() * share, None, None, None
+        # PyTorch's norm_backward, term for term, so that non-finite gradients at a zero norm
+        # come out as in PyTorch (grad times a masked 0 is NaN for an infinite grad)
         zero = Tensor._wrap(norm._data == 0)
         if p == 2:
-            scale = grad / norm
-        else:
-            scale = grad * a.abs() ** (p - 2) / norm ** (p - 1)
-        return a * scale.masked_fill(zero, 0), None, None, None
+            return grad * (a / norm).masked_fill(zero, 0), None, None, None
+        if p < 1:
+            scaled = a.sign() * (a.abs() ** (p - 1)).masked_fill(Tensor._wrap(a._data == 0), 0)
+            return scaled * grad * norm ** (1 - p), None, None, None
+        scaled = a.sign() * a.abs() ** (p - 1) if p < 2 else a * a.abs() ** (p - 2)
+        return scaled * (grad / norm ** (p - 1)).masked_fill(zero, 0), None, None, None
 
 
 def _degrees_of_freedom(ctx, a: Tensor, correction, op: str) -> float:

@@ -239,8 +239,6 @@ class _Builder:
             return
         s = self.slots[i]
         op = _choice(self.draw, REDUCTIONS)
-        if op == "norm" and "norm at zero with a non-finite gradient" in OPEN_DIFFERENCES:
-            op = "sum"
         nd = len(s.shape)
         needs_dim = op in ("softmax", "log_softmax", "cumsum", "logsumexp", "sort", "sort_descending")
         if needs_dim or _bool(self.draw):
