@@ -1604,6 +1604,34 @@ def test_norm_gradient_with_a_non_finite_upstream_gradient(p, values, upstream):
         same(prog)
 
 
+@pytest.mark.parametrize("which", ["pre", "post", "both"])
+def test_node_hooks_of_nodes_no_gradient_reaches_are_called_with_none(which):
+    """A custom backward returns None: the nodes behind it compute nothing, but PyTorch still calls
+    their node hooks, with None for every gradient."""
+    def prog(lib):
+        class NoneGrad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return None
+
+        log = []
+        x = lib.ones(1, requires_grad=True)
+        y = x.abs()
+        w = y * 3
+        for node in (y.grad_fn, w.grad_fn):
+            if which in ("pre", "both"):
+                node.register_prehook(lambda out, node=node: log.append(("pre", node.name(), out)))
+            if which in ("post", "both"):
+                node.register_hook(lambda inp, out, node=node: log.append(("post", node.name(), inp, out)))
+        NoneGrad.apply(w).sum().backward()
+        return log, x.grad
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

@@ -246,7 +246,9 @@ def _run_instrumented(node: Node, grads: list | None, task: _GraphTask) -> tuple
             _capture(task.captured, node, grads)  # before its tensor hooks, which run with the node
     grads = node._call_pre_hooks(grads)
     if not reached and not node._custom and all(g is None for g in grads):
-        return None  # no gradient in, none out (a custom Function's node still runs, as in PyTorch)
+        # No gradient in, none out: a built-in op's node computes nothing, but as in PyTorch its node
+        # hooks are still called, with None (a custom Function's node runs, as in PyTorch).
+        return None if node._node_hooks is None else _run_with_node_hooks(node, grads, plan, compute=False)
     if not _AnomalyMode.enabled:
         return _run_with_node_hooks(node, grads, plan)
     outer, _AnomalyMode.running_node = _AnomalyMode.running_node, node  # nodes recorded now have it as parent
@@ -262,8 +264,9 @@ def _run_instrumented(node: Node, grads: list | None, task: _GraphTask) -> tuple
     return input_grads
 
 
-def _run_with_node_hooks(node: Node, grads: list, plan: dict | None) -> tuple:
-    """Node pre-hooks, the node, node post-hooks: PyTorch's order (tensor hooks ran before).
+def _run_with_node_hooks(node: Node, grads: list, plan: dict | None, compute: bool = True) -> tuple:
+    """Node pre-hooks, the node (unless not ``compute``: then no gradient comes out), node post-hooks:
+    PyTorch's order (tensor hooks ran before).
 
     In a pass given inputs (``plan``), the gradients for edges to nodes it does
     not visit are dropped: before the post-hooks for a built-in op's node
@@ -276,7 +279,7 @@ def _run_with_node_hooks(node: Node, grads: list, plan: dict | None) -> tuple:
             result = hook(tuple(grads))
             if result is not None:
                 grads = list(_checked_hook_result(hook, result, grads))
-    input_grads = node._run_backward(grads)
+    input_grads = node._run_backward(grads) if compute else [None] * len(node.next_functions)
     if plan is not None and not node._custom:
         input_grads = _visited_only(node, input_grads, plan)
     if hooks is not None:

@@ -9,6 +9,5 @@ mark.
 """
 
 OPEN_DIFFERENCES: dict[str, str] = {
-    "node hooks where a None gradient flows": "test_node_hooks_of_a_node_a_none_gradient_reaches_are_called",
     "post-hook of CopySlices": "test_copy_slices_edges_are_the_base_and_the_other_inputs_of_the_in_place_op",
 }

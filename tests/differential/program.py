@@ -165,8 +165,6 @@ class _Builder:
         self.draw = draw
         self.slots: list[Slot | None] = []
         self.steps: list[tuple] = []
-        self.none_grad = False  # a NoneGrad Function was drawn
-        self.node_hooked = False  # a node hook was drawn
         self.written_with_grad: set[int] = set()  # memory written in place in grad mode (CopySlices nodes)
 
     def pick(self, predicate=lambda s: True) -> int | None:
@@ -473,9 +471,8 @@ class _Builder:
 
     def node_hook(self) -> None:
         i = self.pick(lambda s: s.requires_grad and not s.leaf)
-        if i is None or (self.none_grad and "node hooks where a None gradient flows" in OPEN_DIFFERENCES):
+        if i is None:
             return
-        self.node_hooked = True
         which = _choice(self.draw, ["pre", "post"])
         if self.slots[i].storage in self.written_with_grad and "post-hook of CopySlices" in OPEN_DIFFERENCES:
             which = "pre"
@@ -521,10 +518,6 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
-        if name == "NoneGrad":
-            if self.node_hooked and "node hooks where a None gradient flows" in OPEN_DIFFERENCES:
-                return
-            self.none_grad = True
         args = [i]
         if FUNCTION_ARITY[name] == 2:
             j = self.pick(lambda t: t.is_float and t.shape == s.shape)
