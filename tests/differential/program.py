@@ -56,6 +56,7 @@ class Slot:
     of_grad_leaf: bool = False  # a view of a leaf that requires grad (in-place on it must raise)
     is_float: bool = True
     storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
+    expanded: bool = False  # an expand() view, or a view of one
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -319,6 +320,8 @@ class _Builder:
             return
         sa = self.slots[a]
         b = self.pick(lambda s: s.is_float and s.shape == sa.shape)
+        if (sa.expanded or self.slots[b].expanded) and "cat/stack of an expand()" in OPEN_DIFFERENCES:
+            return
         op = _choice(self.draw, JOINS)
         nd = len(sa.shape)
         if op == "cat":
@@ -386,7 +389,7 @@ class _Builder:
             args, new = (), (int(np.prod(shape)),) if nd else (1,)
         view = Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                     of_grad_leaf=s.of_grad_leaf or (s.leaf and s.requires_grad), is_float=s.is_float,
-                    storage=s.storage)
+                    storage=s.storage, expanded=s.expanded or op == "expand")
         self.add(("view", op, i, args), view)
 
     def index(self) -> None:
@@ -404,7 +407,8 @@ class _Builder:
         basic = not any(isinstance(p, tuple) and p[0] in ("list", "mask") for p in key)
         self.add(("index", i, key), Slot(tuple(new), s.requires_grad, leaf=not s.requires_grad,
                                          of_grad_leaf=basic and (s.of_grad_leaf or (s.leaf and s.requires_grad)),
-                                         is_float=s.is_float, storage=s.storage if basic else None))
+                                         is_float=s.is_float, storage=s.storage if basic else None,
+                                         expanded=basic and s.expanded))
 
     def _value_for(self, shape: tuple):
         """An operand for writing into ``shape``: a slot that broadcasts to it, or a scalar."""
@@ -451,6 +455,9 @@ class _Builder:
             return
         operand, scalar = self._value_for(target)
         advanced = any(isinstance(p, tuple) for p in key)
+        if (advanced and operand is not None and self.slots[operand].storage == s.storage
+                and "advanced setitem from its own memory" in OPEN_DIFFERENCES):
+            operand, scalar = None, SCALARS[0]
         if advanced and operand == i and (0 in s.shape or 0 in target):
             # An empty write of a tensor into itself: torch refuses x[:, [0]] = x for x of shape (0, 1) but
             # allows x[[0]] = x for (1, 1, 0) and x[1:, [0]] = x for (1, 1): unspecified, left out
