@@ -315,12 +315,13 @@ class Tensor:
                 "to be tracked)."
             )
 
-    def _rebase_view(self, result: "Tensor") -> None:
+    def _rebase_view(self, result: "Tensor", view_input: int, others: tuple) -> None:
         """After an in-place op wrote ``result`` into this view: the base's new history is
         "the old base, with this view's region replaced by ``result``" (PyTorch's CopySlices),
-        and the view is taken again from it."""
+        and the view is taken again from it. ``result``'s node took the view as its tensor
+        input number ``view_input``, and ``others`` as its other tensor inputs."""
         base = self._base
-        new_base = _shape.CopySlices.apply(base, result, self._view_meta.steps)
+        new_base = _shape.CopySlices.apply(base, (result,), self._view_meta.steps, view_input, *others)
         base._set_history(new_base._grad_fn, new_base._output_nr)
         self._regenerate_view()
 
@@ -746,8 +747,9 @@ class Tensor:
                     "Update parameters inside `with minigrad.no_grad():`, or use an out-of-place op."
                 )
             old = Tensor._wrap(self._data.copy())
-            # A view's old values get a node of their own on the base: as with PyTorch's CopySlices,
-            # backward never reaches the view's old node, so neither do the hooks registered on it.
+            # A view's old values get a node of their own on the base (what the op saved of them, and
+            # so a create_graph backward, needs their history); CopySlices runs the op's node and never
+            # follows its edge to them, so backward never reaches the view's old node nor its hooks.
             source = self if base is None or self._grad_fn is None else _shape.AsStrided.apply(base, self._view_meta.steps)
             old._requires_grad, old._grad_fn, old._output_nr = source._requires_grad, source._grad_fn, source._output_nr
             result = op.apply(old, *args)
@@ -798,7 +800,7 @@ class Tensor:
                 if saved is not None and saved.version_counter is result._version_counter:
                     saved.version_counter, saved.saved_version = self._version_counter, self._version_counter.value
             if base is not None:
-                self._rebase_view(result)
+                self._rebase_view(result, 0, tuple(a for a in args if isinstance(a, Tensor)))
             else:
                 self._set_history(result._grad_fn, result._output_nr)
         return self

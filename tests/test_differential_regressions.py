@@ -357,7 +357,6 @@ def test_node_hooks_of_a_node_a_none_gradient_reaches_are_called(which):
            ("backward", 2, 0, None, False, None)])
 
 
-@pytest.mark.xfail(strict=True, reason="open: minigrad's CopySlices keeps the in-place op's node as an edge")
 def test_copy_slices_edges_are_the_base_and_the_other_inputs_of_the_in_place_op():
     # torch's CopySlices passes the base the in-place op's gradient for self, and its other edges are the op's
     # other inputs: h[0] = 2.0 has next_functions (AbsBackward0, None), so a post-hook gets (g, None) (found by

@@ -1632,6 +1632,25 @@ def test_node_hooks_of_nodes_no_gradient_reaches_are_called_with_none(which):
     same(prog)
 
 
+@pytest.mark.parametrize("write", ["h[0] = 2.0", "h[:1] = 2.0", "h[None] = lib.ones(2)", "h[:1].mul_(w[:1])",
+                                   "h.view(2, 1)[0].add_(w[0])", "h[1:].fill_(3.0)", "h[:1].exp_()",
+                                   "h[:1].copy_(w[1:] * 2)", "h[1:].mul_(h[:1])"])
+def test_copy_slices_edges_are_the_base_and_the_in_place_op_s_other_inputs(write):
+    """PyTorch's CopySlices owns the in-place op's node: its edges are the base's old history and
+    the op's other inputs (never the op's node), and its post-hooks see one gradient per edge."""
+    def prog(lib):
+        x = lib.ones(2, requires_grad=True)
+        w = lib.tensor([2.0, 3.0], requires_grad=True)
+        h = x.abs()
+        exec(write, {"lib": lib, "h": h, "w": w})
+        log = []
+        h.grad_fn.register_hook(lambda grad_inputs, grad_outputs: log.append(grad_inputs))
+        (h * lib.tensor([1.0, 2.0])).sum().backward()
+        edges = [None if node is None else node.name() for node, _ in h.grad_fn.next_functions]
+        return h.grad_fn.name(), edges, log, x.grad, w.grad
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

@@ -413,7 +413,9 @@ class FunctionCtx(Node):
         elif dirty and out._base is not None:  # a view changed in place: its base gets the new history
             values = _tensor.Tensor._wrap(out._data)
             values._requires_grad, values._grad_fn, values._output_nr = True, self, nr
-            out._rebase_view(values)
+            tensors = [a for a in inputs if isinstance(a, _tensor.Tensor)]
+            at = _index_of(out, tensors)
+            out._rebase_view(values, at, tuple(tensors[:at] + tensors[at + 1:]))
         elif dirty:
             out._set_history(self, nr)  # retain_grad moves to the new version; hooks stay with the old one
         else:

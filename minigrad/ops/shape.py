@@ -577,31 +577,43 @@ class AsStridedScatter(Function):
 class CopySlices(Function):
     """The base's history after an in-place operation on one of its views (PyTorch's name).
 
-    The base's new values are its old values with the view's region replaced
-    by ``values``, the in-place op's result. So the old base gets the incoming
-    gradient with that region zeroed, and ``values`` gets the region: both
-    found by replaying the view's ``steps``, on a mask and on the gradient.
+    It owns the in-place op's node ``fn`` (the node of ``values``, what the op
+    wrote into the view). Its edges are PyTorch's: the base's old history, then
+    ``fn``'s other inputs (``others``); ``fn``'s edge to the view's old values
+    is never followed. In backward ``fn`` runs on the view's region of the
+    gradient: its gradient for the view (input ``view_input``) replaces that
+    region of the base's gradient, its other gradients go to the other edges.
     """
 
     node_name = "torch::autograd::CopySlices"
 
     @staticmethod
-    def forward(ctx, base, values, steps):
-        # PyTorch's CopySlices owns the in-place op's node and drops it when released, so a
-        # second backward through it always fails; holding ``values`` the same way does that here.
+    def forward(ctx, base, written, steps, view_input, *others):
+        # PyTorch's CopySlices drops fn when released, so a second backward through it always
+        # fails; holding ``values`` (fn's output) as a saved tensor does that here. (It comes in
+        # a tuple: as an argument it would be an edge.)
+        (values,) = written
         ctx.save_for_backward(values)
+        ctx.fn, ctx.output_nr, ctx.view_input = values._grad_fn, values._output_nr, view_input
         ctx.steps, ctx.order = steps, _memory_order(base._data)
         return Tensor._wrap(base._data)  # the in-place op already wrote ``values`` into the base's memory
 
     @staticmethod
     def backward(ctx, grad):
         ctx.saved_tensors  # raises after a backward without retain_graph, as in PyTorch
+        fn = ctx.fn
+        grads = [None] * fn._num_outputs
+        grads[ctx.output_nr] = replay(grad, ctx.steps, on_gradient=True)
+        results = list(fn._run_backward(grads))
+        of_view = results.pop(ctx.view_input)
         grad_base = None
         if ctx.needs_input_grad[0]:
             outside, region = _filled_with_region(grad.shape, ctx.order, grad._data.dtype, ctx.steps, 1)
             region[...] = 0
             grad_base = grad * Tensor._wrap(outside)
-        return grad_base, replay(grad, ctx.steps, on_gradient=True), None
+            if of_view is not None:
+                grad_base = grad_base + AsStridedScatter.apply(of_view, ctx.steps, grad.shape, ctx.order)
+        return (grad_base, None, None, None, *results)  # (the arguments that are not tensors get None)
 
 
 class ToCopy(Function):

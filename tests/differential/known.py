@@ -9,7 +9,6 @@ mark.
 """
 
 OPEN_DIFFERENCES: dict[str, str] = {
-    "post-hook of CopySlices": "test_copy_slices_edges_are_the_base_and_the_other_inputs_of_the_in_place_op",
     "cat/stack of an expand()": "test_cat_of_expanded_tensors_is_contiguous",
     "advanced setitem from its own memory": "test_advanced_setitem_of_a_tensor_into_the_same_elements_of_itself",
 }

@@ -166,7 +166,6 @@ class _Builder:
         self.draw = draw
         self.slots: list[Slot | None] = []
         self.steps: list[tuple] = []
-        self.written_with_grad: set[int] = set()  # memory written in place in grad mode (CopySlices nodes)
 
     def pick(self, predicate=lambda s: True) -> int | None:
         candidates = [i for i, s in enumerate(self.slots) if s is not None and predicate(s)]
@@ -440,8 +439,6 @@ class _Builder:
         no_grad = self._no_grad_for(s)
         rg = s.requires_grad or (not no_grad and operand is not None and self.slots[operand].requires_grad)
         self.steps.append(("inplace", op, i, operand, scalar, no_grad))
-        if not no_grad:
-            self.written_with_grad.add(s.storage)
         self.slots[i] = replace(s, requires_grad=rg, leaf=s.leaf and not (rg and not no_grad))
 
     def setitem(self) -> None:
@@ -466,8 +463,6 @@ class _Builder:
         rg = s.requires_grad or (not no_grad and operand is not None and self.slots[operand].requires_grad)
         self.steps.append(("setitem", i, key, operand, scalar, no_grad))
         self.slots[i] = replace(s, requires_grad=rg, leaf=s.leaf and not (rg and not no_grad))
-        if not no_grad:
-            self.written_with_grad.add(s.storage)
 
     def hook(self) -> None:
         i = self.pick(lambda s: s.requires_grad)
@@ -481,8 +476,6 @@ class _Builder:
         if i is None:
             return
         which = _choice(self.draw, ["pre", "post"])
-        if self.slots[i].storage in self.written_with_grad and "post-hook of CopySlices" in OPEN_DIFFERENCES:
-            which = "pre"
         self.steps.append(("node_hook", i, which, _choice(self.draw, [None, 2.0])))
 
     def retain_grad(self) -> None:
@@ -542,7 +535,6 @@ class _Builder:
         elif name == "TwoOut":
             self.add(step, out, out)
         elif name == "DirtyMul":  # the output is the input itself, modified
-            self.written_with_grad.add(s.storage)
             self.slots[i] = replace(s, requires_grad=rg, leaf=s.leaf and not rg)
             self.add(step, self.slots[i])
         else:
