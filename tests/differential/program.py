@@ -57,6 +57,7 @@ class Slot:
     is_float: bool = True
     storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
     expanded: bool = False  # an expand() view, or a view of one
+    made_by: str | None = None  # the op that made it (unary and reduce steps)
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -192,7 +193,7 @@ class _Builder:
             return
         op = _choice(self.draw, UNARY_OPS)
         s = self.slots[i]
-        self.add(("unary", op, i), Slot(s.shape, s.requires_grad, leaf=not s.requires_grad))
+        self.add(("unary", op, i), Slot(s.shape, s.requires_grad, leaf=not s.requires_grad, made_by=op))
 
     def binary(self) -> None:
         a = self.pick(lambda s: s.is_float)
@@ -244,7 +245,7 @@ class _Builder:
         else:
             dim = None
         keepdim = dim is not None and _bool(self.draw)
-        out = Slot(_reduced_shape(s.shape, op, dim, keepdim), s.requires_grad, leaf=not s.requires_grad)
+        out = Slot(_reduced_shape(s.shape, op, dim, keepdim), s.requires_grad, leaf=not s.requires_grad, made_by=op)
         if (op in ("max", "min") and dim is not None) or op.startswith("sort"):
             indices = replace(out, requires_grad=False, leaf=True, is_float=False)
             self.add(("reduce", op, i, dim, keepdim), out, indices)
@@ -349,6 +350,8 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
+        if s.made_by in ("softmax", "log_softmax") and "a view of a softmax" in OPEN_DIFFERENCES:
+            return
         op = _choice(self.draw, VIEWS)
         shape, nd = s.shape, len(s.shape)
         if op in ("reshape", "view"):
@@ -446,6 +449,8 @@ class _Builder:
         if i is None:
             return
         s = self.slots[i]
+        if s.expanded and "setitem into an expand()" in OPEN_DIFFERENCES:
+            return
         key = self.draw(basic_key(s.shape, unique_lists=True))
         target = key_shape(s.shape, key)
         if target is None:
@@ -476,6 +481,8 @@ class _Builder:
         if i is None:
             return
         which = _choice(self.draw, ["pre", "post"])
+        if self.slots[i].made_by == "elu" and "post-hook of elu" in OPEN_DIFFERENCES:
+            which = "pre"
         self.steps.append(("node_hook", i, which, _choice(self.draw, [None, 2.0])))
 
     def retain_grad(self) -> None:
