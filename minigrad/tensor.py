@@ -783,9 +783,11 @@ class Tensor:
                 UserWarning, stacklevel=3,
             )
             written = args[0]  # only the indexed elements: writing the others back would undo them
-        if op is not _shape.FillTensor:
+        masked_fill = op is _shape.IndexPut and isinstance(args[1], Tensor) and _is_masked_fill(*args)
+        if op is not _shape.FillTensor and not masked_fill:  # (both read their one value first)
+            region = _basic_part(self._data, args[0]) if op is _shape.IndexPut else self._data
             for a in args:
-                if isinstance(a, Tensor) and _overlaps(self._data, a._data, exact_is_fine=op is not _shape.IndexPut):
+                if isinstance(a, Tensor) and _overlaps(region, a._data, exact_is_fine=op is not _shape.IndexPut):
                     raise RuntimeError(
                         "unsupported operation: some elements of the input tensor and the written-to tensor "
                         "refer to a single memory location. Please clone() the tensor before performing the operation."
@@ -1156,6 +1158,22 @@ def _rebuild_tensor(cls: type, array: np.ndarray, requires_grad: bool) -> Tensor
     return t
 
 
+def _basic_part(data: np.ndarray, index: tuple) -> np.ndarray:
+    """What the basic entries of an advanced ``index`` select in ``data`` (the dimensions that index
+    arrays index kept whole): PyTorch's setitem takes that view first and ``index_put_``s into it,
+    so that view, not the whole tensor, is what the value must not overlap."""
+    key = []
+    for k in index:
+        if isinstance(k, np.ndarray):
+            key.extend([slice(None)] * (k.ndim if k.dtype == np.bool_ else 1))
+        else:
+            key.append(None if isinstance(k, (bool, np.bool_)) else k)
+    part = data[tuple(key)]
+    # whole slices select nothing: then, as in PyTorch, the part is the tensor itself (a full overlap)
+    same = part.shape == data.shape and part.strides == data.strides and part.ctypes.data == data.ctypes.data
+    return data if same else part
+
+
 def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> bool:
     """PyTorch's overlap check for an in-place write (``get_overlap_status``).
 
@@ -1184,10 +1202,12 @@ def _same_dtype_needed(index: tuple, value: Tensor) -> bool:
     """Whether PyTorch's setitem with this key is an ``index_put_``, which wants the value in the
     target's dtype: a key with an index tensor or list, except a lone bool mask with a one-element
     value (that is ``masked_fill_``, which casts the value, as basic keys do)."""
-    arrays = [k for k in index if isinstance(k, np.ndarray)]
-    if not arrays:
-        return False
-    return not (len(index) == 1 and arrays[0].dtype == np.bool_ and value._data.size == 1)
+    return any(isinstance(k, np.ndarray) for k in index) and not _is_masked_fill(index, value)
+
+
+def _is_masked_fill(index: tuple, value: Tensor) -> bool:
+    """A lone bool mask and a one-element value: PyTorch's setitem is then ``masked_fill_``."""
+    return len(index) == 1 and isinstance(index[0], np.ndarray) and index[0].dtype == np.bool_ and value._data.size == 1
 
 
 def _scalar_type(t: Tensor) -> str:

@@ -375,7 +375,6 @@ def test_norm_at_zero_passes_a_non_finite_gradient_as_nan():
            ("binary_scalar", "div", 1, 2.0, True), ("backward", 2, 0, None, False, None)])
 
 
-@pytest.mark.xfail(strict=True, reason="open: minigrad's cat keeps NumPy's layout of its inputs")
 def test_cat_of_expanded_tensors_is_contiguous():
     # found by the long run, seed 3024: cat and stack make new, contiguous memory in torch, so .view(-1)
     # works; minigrad's result of expand()ed inputs has NumPy's 'K' order strides and refuses the view
@@ -385,7 +384,6 @@ def test_cat_of_expanded_tensors_is_contiguous():
            ("view", "view", 2, ((8,),))])
 
 
-@pytest.mark.xfail(strict=True, reason="open: minigrad refuses it as a partial overlap")
 def test_advanced_setitem_of_a_tensor_into_the_same_elements_of_itself():
     # found by the long run, seed 3028: r = x.reshape(1, 2); r[:-1, [0, 1]] = x writes every element from
     # itself (a full overlap), which torch's index_put_ allows

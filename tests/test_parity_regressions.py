@@ -1651,6 +1651,33 @@ def test_copy_slices_edges_are_the_base_and_the_in_place_op_s_other_inputs(write
     same(prog)
 
 
+@pytest.mark.parametrize("write", ["r[:-1, [0, 1]] = x", "r[:, [0, 1]] = x", "m[1:, [0]] = m[0, :1]",
+                                   "m[:1, [0, 1]] = m[1]", "m[[0], 1:] = m[0, :1]", "m[[0, 1]] = m[2]",
+                                   "m[[0, 1]] = m[1]", "m[m > 2] = m[0, 0]", "m[m > 2] = m[0]",
+                                   "m[True, [0]] = m[1]", "m[..., [0]] = m[:, 1:]", "m[:2, [1]] = m[1:, :1]"])
+def test_advanced_setitem_checks_overlap_with_the_part_its_basic_entries_select(write):
+    """PyTorch's setitem applies the key's basic entries first and index_put_s into that view, so the
+    value may overlap the rest of the tensor (or nothing, for an empty part); a lone mask with a
+    one-element value is masked_fill_, which reads the value first."""
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0])
+        scope = {"x": x, "r": x.reshape(1, 2), "m": lib.arange(6.0).reshape(3, 2)}
+        exec(write, scope)
+        return x, scope["m"]
+    same(prog)
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+@pytest.mark.parametrize("inputs", ["expanded", "transposed"])
+def test_cat_and_stack_give_contiguous_memory(join, inputs):
+    """torch.cat and torch.stack write new contiguous memory whatever their inputs' layout, so the
+    result can be .view()ed (NumPy may follow its inputs' layout)."""
+    def prog(lib):
+        a = lib.ones(1, 1, 2).expand(1, 2, 2) if inputs == "expanded" else lib.tensor([[1.0, 2.0], [3.0, 4.0]]).t()
+        return getattr(lib, join)([a, a], 1).view(-1)
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

@@ -217,7 +217,8 @@ class Cat(Function):
                     )
         ctx.dim, ctx.sizes = d, [t.shape[d] for t in tensors]
         out = np.concatenate([t._data for t in tensors], axis=d)
-        return Tensor._wrap(out.astype(_promote_all(tensors), copy=False))
+        # PyTorch's result is new contiguous memory (NumPy may follow its inputs' layout instead)
+        return Tensor._wrap(np.ascontiguousarray(out, dtype=_promote_all(tensors)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -258,7 +259,7 @@ class Stack(Function):
                 )
         ctx.dim = wrap_dim(dim, tensors[0].ndim + 1)
         out = np.stack([t._data for t in tensors], axis=ctx.dim)
-        return Tensor._wrap(out.astype(_promote_all(tensors), copy=False))
+        return Tensor._wrap(np.ascontiguousarray(out, dtype=_promote_all(tensors)))  # contiguous, as cat's
 
     @staticmethod
     def backward(ctx, grad):

@@ -9,8 +9,6 @@ mark.
 """
 
 OPEN_DIFFERENCES: dict[str, str] = {
-    "cat/stack of an expand()": "test_cat_of_expanded_tensors_is_contiguous",
-    "advanced setitem from its own memory": "test_advanced_setitem_of_a_tensor_into_the_same_elements_of_itself",
     "setitem into an expand()": "test_setitem_of_an_expand_of_the_whole_from_the_same_memory_is_a_no_op",
     "a view of a softmax": "test_flatten_of_a_softmax_is_a_view",
     "post-hook of elu": "test_elu_node_has_one_input",
