@@ -766,10 +766,13 @@ class Tensor:
         # PyTorch's overlap rules: a tensor whose elements repeat in memory (an expand()) may, when
         # the write is not recorded, be filled with a number (every alias gets it), and advanced
         # setitem on it only warns; other writes into it are refused. fill_ reads its 0-d value
-        # first, so that value may alias self.
+        # first, so that value may alias self. A copy_ from exactly self's memory (same place, sizes,
+        # strides, dtype) changes nothing: PyTorch returns before any check.
         written = (Ellipsis,)
         strides = self._data.strides
-        if 0 in strides and self._data.size and (recording or op not in _FILLS_WITH_A_NUMBER) and any(
+        if op is _shape.Copy and _same_window(self._data, args[1]._data):
+            pass
+        elif 0 in strides and self._data.size and (recording or op not in _FILLS_WITH_A_NUMBER) and any(
             st == 0 and n > 1 for n, st in zip(self._data.shape, strides)
         ):
             if recording or op is not _shape.IndexPut:
@@ -784,7 +787,8 @@ class Tensor:
             )
             written = args[0]  # only the indexed elements: writing the others back would undo them
         masked_fill = op is _shape.IndexPut and isinstance(args[1], Tensor) and _is_masked_fill(*args)
-        if op is not _shape.FillTensor and not masked_fill:  # (both read their one value first)
+        same_window = op is _shape.Copy and _same_window(self._data, args[1]._data)
+        if op is not _shape.FillTensor and not masked_fill and not same_window:  # (they read self's values first)
             region = _basic_part(self._data, args[0]) if op is _shape.IndexPut else self._data
             for a in args:
                 if isinstance(a, Tensor) and _overlaps(region, a._data, exact_is_fine=op is not _shape.IndexPut):
@@ -1158,6 +1162,12 @@ def _rebuild_tensor(cls: type, array: np.ndarray, requires_grad: bool) -> Tensor
     return t
 
 
+def _same_window(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` are the same elements of the same memory, in the same order and dtype."""
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
 def _basic_part(data: np.ndarray, index: tuple) -> np.ndarray:
     """What the basic entries of an advanced ``index`` select in ``data`` (the dimensions that index
     arrays index kept whole): PyTorch's setitem takes that view first and ``index_put_``s into it,
@@ -1170,8 +1180,7 @@ def _basic_part(data: np.ndarray, index: tuple) -> np.ndarray:
             key.append(None if isinstance(k, (bool, np.bool_)) else k)
     part = data[tuple(key)]
     # whole slices select nothing: then, as in PyTorch, the part is the tensor itself (a full overlap)
-    same = part.shape == data.shape and part.strides == data.strides and part.ctypes.data == data.ctypes.data
-    return data if same else part
+    return data if _same_window(part, data) else part
 
 
 def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> bool:

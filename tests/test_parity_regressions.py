@@ -1678,6 +1678,32 @@ def test_cat_and_stack_give_contiguous_memory(join, inputs):
     same(prog)
 
 
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("write", ["e[...] = h", "e.copy_(h.expand(2, 2))", "e.copy_(e)", "e[:] = h", "e.copy_(h)",
+                                   "h.copy_(h)", "e[0] = h"])
+def test_copy_of_a_tensor_onto_its_own_memory(write, grad):
+    """copy_ from exactly self's memory changes nothing and PyTorch returns before its overlap checks
+    (so into an expand() of the same memory it is allowed); any other write into an expand() is refused."""
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=grad)
+        h = x * 1 if grad else x
+        e = h.expand(2, 2)
+        exec(write, {"h": h, "e": e})
+        return h, h._version, None if e.grad_fn is None else e.grad_fn.name()
+    same(prog)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_result_is_contiguous_so_flatten_is_a_view(op, dim):
+    """A write through ``flatten()`` of a softmax reaches the softmax (it was silently lost along dim 0)."""
+    def prog(lib):
+        s = getattr(lib.tensor([[1.0, 2.0], [3.0, 5.0]]), op)(dim)
+        s.flatten().exp_()
+        return s
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

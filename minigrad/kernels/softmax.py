@@ -109,11 +109,13 @@ def _as_rows(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _from_rows(rows: np.ndarray, like: np.ndarray, axis: int) -> np.ndarray:
-    """Undo ``_as_rows``: back to like's shape (a view, with ``axis`` where it was)."""
+    """Undo ``_as_rows``: back to like's shape, with ``axis`` where it was, C-contiguous as
+    PyTorch's result (a copy when ``axis`` is not the last one: a view of the rows would be
+    ordered by them, and ``flatten``/``view`` of it would copy where PyTorch's are views)."""
     if like.ndim == 0 or axis == like.ndim - 1:
         return rows.reshape(like.shape)
     moved_shape = like.shape[:axis] + like.shape[axis + 1:] + (like.shape[axis],)
-    return np.moveaxis(rows.reshape(moved_shape), -1, axis)
+    return np.ascontiguousarray(np.moveaxis(rows.reshape(moved_shape), -1, axis))
 
 
 def _rowwise(kernel, axis: int, first: np.ndarray, *rest: np.ndarray) -> np.ndarray:

@@ -9,7 +9,5 @@ mark.
 """
 
 OPEN_DIFFERENCES: dict[str, str] = {
-    "setitem into an expand()": "test_setitem_of_an_expand_of_the_whole_from_the_same_memory_is_a_no_op",
-    "a view of a softmax": "test_flatten_of_a_softmax_is_a_view",
     "post-hook of elu": "test_elu_node_has_one_input",
 }
