@@ -7,6 +7,12 @@
 
 The order to read it in is in ``minigrad/autograd/__init__.py``'s docstring.
 """
+import warnings as _warnings
+
+# PyTorch is silent on inf and NaN data (log(-1), 0/0, inf - inf); NumPy warns. Silence NumPy's
+# RuntimeWarnings raised inside minigrad's own modules only: a learner's NumPy code still warns.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"minigrad(\.|$)")
+
 from minigrad.dtypes import bool_ as bool, double, dtype, float, float32, float64, int32, int64, long  # noqa: A001
 from minigrad.tensor import Size, Tensor
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

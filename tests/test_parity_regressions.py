@@ -1800,6 +1800,26 @@ def test_a_custom_function_output_without_gradient_is_a_new_tensor_where_pytorch
     same(prog)
 
 
+def test_forward_ops_are_silent_on_inf_and_nan_where_numpy_would_warn():
+    """PyTorch says nothing for log(-1), 0/0 or inf - inf; minigrad's ops printed NumPy's RuntimeWarnings.
+    Run in a fresh interpreter with every warning shown (``-W always``): a learner's own NumPy call
+    still warns (the control), minigrad's ops do not."""
+    import subprocess
+    import sys
+
+    program = (
+        "import numpy as np, minigrad\n"
+        "x = minigrad.tensor([-1.0, 0.0, float('inf'), float('nan')], requires_grad=True)\n"
+        "y = x.log() + x.sqrt() + x / 0 + x * float('inf') + x.sigmoid() + x.exp() - x + x.pow(0.5) + x.log1p()\n"
+        "y.sum().backward()\n"
+        "np.log(np.array([-1.0]))  # the learner's own NumPy: warns\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "always", "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warned) == 1 and warned[0].startswith("<string>:5"), done.stderr
+
+
 def test_backward_is_silent_where_numpy_would_warn():
     """Issue 10: an infinite gradient times a zero gives NaN, as in PyTorch, which says nothing;
     minigrad's backward printed NumPy's "invalid value encountered in multiply" RuntimeWarning."""
