@@ -1704,6 +1704,21 @@ def test_softmax_result_is_contiguous_so_flatten_is_a_view(op, dim):
     same(prog)
 
 
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_elu_is_one_node_and_twice_differentiable(alpha):
+    """F.elu is PyTorch's EluBackward0 (one edge: a post-hook gets (g,)), its create_graph gradient
+    EluBackwardBackward0; values and first and second derivatives at 0, -inf, NaN and far out."""
+    def prog(lib):
+        x = lib.tensor([-1.0, 0.0, 2.0, float("nan"), float("-inf"), -30.0, 100.0], requires_grad=True)
+        y = lib.nn.functional.elu(x, alpha)
+        log = []
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: log.append(len(grad_inputs)))
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x)
+        return y, g, gg, y.grad_fn.name(), g.grad_fn.name(), log
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

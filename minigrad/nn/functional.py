@@ -27,7 +27,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.creation import generator
 from minigrad.dtypes import int32, int64
 from minigrad.functional_ops import cat, where
-from minigrad.nn.ops.activation import Gelu, GeluTanh, LeakyRelu, Silu, Softplus
+from minigrad.nn.ops.activation import Elu, Gelu, GeluTanh, LeakyRelu, Silu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
@@ -112,13 +112,9 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """x where x > 0, else alpha * (exp(x) - 1).
-
-    The exponential sees ``min(x, 0)``: for a large positive x, exp(x) would
-    overflow, and 0 * inf in the unused branch's gradient would be NaN.
-    """
+    """x where x > 0, else alpha * (exp(x) - 1): one node, ``EluBackward0``."""
     _no_inplace("elu", inplace)
-    return where(input > 0, input, (input.clamp(max=0).exp() - 1) * alpha)
+    return Elu.apply(input, alpha)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -9,5 +9,4 @@ mark.
 """
 
 OPEN_DIFFERENCES: dict[str, str] = {
-    "post-hook of elu": "test_elu_node_has_one_input",
 }

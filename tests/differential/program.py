@@ -57,7 +57,6 @@ class Slot:
     is_float: bool = True
     storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
     expanded: bool = False  # an expand() view, or a view of one
-    made_by: str | None = None  # the op that made it (unary and reduce steps)
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -193,7 +192,7 @@ class _Builder:
             return
         op = _choice(self.draw, UNARY_OPS)
         s = self.slots[i]
-        self.add(("unary", op, i), Slot(s.shape, s.requires_grad, leaf=not s.requires_grad, made_by=op))
+        self.add(("unary", op, i), Slot(s.shape, s.requires_grad, leaf=not s.requires_grad))
 
     def binary(self) -> None:
         a = self.pick(lambda s: s.is_float)
@@ -245,7 +244,7 @@ class _Builder:
         else:
             dim = None
         keepdim = dim is not None and _bool(self.draw)
-        out = Slot(_reduced_shape(s.shape, op, dim, keepdim), s.requires_grad, leaf=not s.requires_grad, made_by=op)
+        out = Slot(_reduced_shape(s.shape, op, dim, keepdim), s.requires_grad, leaf=not s.requires_grad)
         if (op in ("max", "min") and dim is not None) or op.startswith("sort"):
             indices = replace(out, requires_grad=False, leaf=True, is_float=False)
             self.add(("reduce", op, i, dim, keepdim), out, indices)
@@ -472,8 +471,6 @@ class _Builder:
         if i is None:
             return
         which = _choice(self.draw, ["pre", "post"])
-        if self.slots[i].made_by == "elu" and "post-hook of elu" in OPEN_DIFFERENCES:
-            which = "pre"
         self.steps.append(("node_hook", i, which, _choice(self.draw, [None, 2.0])))
 
     def retain_grad(self) -> None:

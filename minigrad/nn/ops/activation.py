@@ -139,6 +139,56 @@ class Softplus(Function):
         return Where.apply(linear, grad, grad * scaled.sigmoid()), None, None
 
 
+def _elu_backward(x: Tensor, grad: Tensor, alpha: float) -> Tensor:
+    """grad * alpha * exp(x) where x <= 0, else grad (NaN takes the else): PyTorch's ``elu_backward``."""
+    if not is_grad_enabled():
+        d, g = x._data, grad._data
+        with np.errstate(over="ignore"):
+            slope = d.dtype.type(alpha) * np.exp(np.minimum(d, 0))  # exp of x > 0 is never used: no overflow
+        return Tensor._wrap(np.where(d <= 0, g * slope, g))
+    return EluBackward.apply(grad, x, alpha)
+
+
+class Elu(Function):
+    """x where x > 0, else alpha * (exp(x) - 1); the derivative at 0 is alpha, as in PyTorch."""
+
+    node_name = "EluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        data = x._data
+        if data.dtype.kind != "f":
+            raise NotImplementedError(f'"elu_cpu" not implemented for {x.dtype}: call .float() first')
+        ctx.save_for_backward(x)
+        ctx.alpha = alpha
+        negative = np.expm1(np.minimum(data, 0)) * data.dtype.type(alpha)
+        return Tensor._wrap(np.where(data <= 0, negative, data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return _elu_backward(x, grad, ctx.alpha), None
+
+
+class EluBackward(Function):
+    """elu's backward as a node, recorded under ``create_graph`` as PyTorch records it."""
+
+    node_name = "EluBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, x, alpha):
+        ctx.save_for_backward(grad, x)
+        ctx.alpha = alpha
+        return _elu_backward(x, grad, alpha)
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, x = ctx.saved_tensors
+        negative = Tensor._wrap((x._data < 0).astype(x._data.dtype))
+        # PyTorch's elu_double_backward: elu_backward(grad_grad * grad) where x < 0, else 0
+        return _elu_backward(x, grad_grad, ctx.alpha), _elu_backward(x, grad_grad * grad, ctx.alpha) * negative, None
+
+
 def _leaky_relu_backward(x: Tensor, grad: Tensor, slope: float) -> Tensor:
     """grad where x > 0, else grad * slope (NaN included): PyTorch's ``leaky_relu_backward``."""
     if not is_grad_enabled():
