@@ -416,3 +416,11 @@ def test_setitem_of_an_unbind_view_into_its_base():
     # allows (CopySlices); minigrad raises the multi-output-view error
     check([leaf((1,), False), leaf(()), ("binary", "add", 0, 1), ("multi", "unbind", 2, (0,), 1),
            ("setitem", 2, (0,), 3, None, False)])
+
+
+@pytest.mark.xfail(strict=True, reason="open: minigrad skips the saved-tensor check of a node a None reaches")
+def test_node_a_none_gradient_reaches_checks_its_saved_tensors():
+    # found by the long run, seed 3046: e = x.exp() saves e; e[None] = x under no_grad; a custom backward
+    # returns None for e. torch still runs ExpBackward0, whose saved e is a newer version: RuntimeError
+    check([leaf((1, 1)), ("unary", "exp", 0), ("setitem", 1, (None,), 0, None, True),
+           ("func", "NoneGrad", (0, 1), ()), ("backward", 2, 0, None, False, None)])
