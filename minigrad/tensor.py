@@ -40,6 +40,16 @@ class _VersionCounter:
         self.value = 0
 
 
+def _method(name: str, operator):
+    """The method form of a binary operator (``x.mul(y)`` for ``x * y``): the same, but an operand
+    that is neither a Tensor nor a number is a TypeError instead of NotImplemented."""
+    def method(self, other):
+        return operator(self, _argument(name, other))
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
 class Tensor:
     """An n-dimensional array with automatic differentiation."""
 
@@ -578,12 +588,12 @@ class Tensor:
     def __pos__(self) -> "Tensor":
         return self
 
-    add = __add__
-    sub = __sub__
-    mul = __mul__
-    div = __truediv__
-    pow = __pow__
-    matmul = __matmul__
+    add = _method("add", __add__)
+    sub = _method("sub", __sub__)
+    mul = _method("mul", __mul__)
+    div = _method("div", __truediv__)
+    pow = _method("pow", __pow__)
+    matmul = _method("matmul", __matmul__)
     neg = __neg__
 
     # -- comparisons: boolean results outside the graph ---------------------------
@@ -641,7 +651,7 @@ class Tensor:
     clip = clamp
 
     def maximum(self, other: "Tensor") -> "Tensor":
-        return _ew.Maximum.apply(self, _operand(other))
+        return _ew.Maximum.apply(self, _argument("maximum", other))
 
     def softmax(self, dim: int) -> "Tensor":
         return _softmax.Softmax.apply(self, dim)
@@ -812,16 +822,16 @@ class Tensor:
         return self
 
     def add_(self, other, alpha=1) -> "Tensor":
-        return self._inplace(_ew.Add, _operand(other) * alpha if alpha != 1 else _operand(other))
+        return self._inplace(_ew.Add, _argument("add_", other) * alpha if alpha != 1 else _argument("add_", other))
 
     def sub_(self, other, alpha=1) -> "Tensor":
-        return self._inplace(_ew.Sub, _operand(other) * alpha if alpha != 1 else _operand(other))
+        return self._inplace(_ew.Sub, _argument("sub_", other) * alpha if alpha != 1 else _argument("sub_", other))
 
     def mul_(self, other) -> "Tensor":
-        return self._inplace(_ew.Mul, _operand(other))
+        return self._inplace(_ew.Mul, _argument("mul_", other))
 
     def div_(self, other) -> "Tensor":
-        return self._inplace(_ew.Div, _operand(other))
+        return self._inplace(_ew.Div, _argument("div_", other))
 
     def clamp_(self, min=None, max=None) -> "Tensor":
         return self._inplace(_ew.Clamp, min, max)
@@ -839,7 +849,7 @@ class Tensor:
         return self._inplace(_shape.Zero, 0)
 
     def copy_(self, src: "Tensor") -> "Tensor":
-        return self._inplace(_shape.Copy, (Ellipsis,), _operand(src))
+        return self._inplace(_shape.Copy, (Ellipsis,), _argument("copy_", src))
 
     def __setitem__(self, key, value) -> None:
         """``self[key] = value``, as PyTorch does it.
@@ -1001,7 +1011,7 @@ class Tensor:
         return self._inplace(_ew.Relu)
 
     def pow_(self, exponent) -> "Tensor":
-        return self._inplace(_ew.Pow, _operand(exponent))
+        return self._inplace(_ew.Pow, _argument("pow_", exponent))
 
     # -- matrix products ---------------------------------------------------------------------------
     def mm(self, mat2: "Tensor") -> "Tensor":
@@ -1236,17 +1246,25 @@ def _dense(a: np.ndarray) -> bool:
 
 
 def _operand(x):
-    """The other operand of an operator: a Tensor or a Python number (arrays become tensors)."""
+    """The other operand of an operator: a Tensor or a Python number (arrays become tensors).
+
+    Anything else, a list included, is NotImplemented, as in PyTorch (``x * [2.0]`` is a
+    TypeError there): wrap it in ``minigrad.tensor(...)`` first."""
     if isinstance(x, (Tensor, int, float, bool, np.number, np.bool_)):
         return x
     if isinstance(x, np.ndarray):
         dtypes.from_numpy_dtype(x.dtype)  # refuse float16 and friends with a clear message
         return Tensor._wrap(x)
-    if isinstance(x, (list, tuple)):
-        from minigrad.creation import tensor
-
-        return tensor(x)
     return NotImplemented
+
+
+def _argument(name: str, x):
+    """``_operand(x)`` for a method (``x.mul(y)``, ``x.add_(y)``), which raises where an operator
+    returns NotImplemented: PyTorch's TypeError (a NumPy array too: only the operators take one)."""
+    operand = NotImplemented if isinstance(x, np.ndarray) else _operand(x)
+    if operand is NotImplemented:
+        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(x).__name__}")
+    return operand
 
 
 def _sizes(args: tuple) -> tuple:

@@ -1719,6 +1719,21 @@ def test_elu_is_one_node_and_twice_differentiable(alpha):
     same(prog)
 
 
+@pytest.mark.parametrize("expression", [
+    "x * [2.0]", "x ** [2.0]", "[1.0] + x", "x < [1.0, 2.0, 3.0]", "x @ [1.0, 2.0, 3.0]", "x.mul([2.0])",
+    "x.add((1.0, 2.0, 3.0))", "lib.add(x, [1.0])", "x.mul_([2.0])", "x.sub([1.0])", "x.div([1.0])", "x.pow([2.0])",
+    "x.maximum([1.0])", "x.copy_([1.0, 2.0, 3.0])", "x.matmul([1.0, 2.0, 3.0])", "x.add(np.ones(3))",
+    "x * np.ones(3)", "x.add(2)", "x.mul(np.float64(2))", "x.add_(1)", "x.pow(2)",
+])
+def test_a_list_is_not_an_operand(expression):
+    """PyTorch refuses lists and tuples as operands (TypeError), and arrays in the method forms:
+    code that ran on minigrad must run on torch, so minigrad refuses them too."""
+    def prog(lib):
+        x = lib.tensor([0.5, 1.5, 2.0])
+        return eval(expression, {"lib": lib, "x": x, "np": np})
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):
