@@ -325,14 +325,16 @@ class Tensor:
                 "to be tracked)."
             )
 
-    def _rebase_view(self, result: "Tensor", view_input: int, others: tuple) -> None:
-        """After an in-place op wrote ``result`` into this view: the base's new history is
-        "the old base, with this view's region replaced by ``result``" (PyTorch's CopySlices),
-        and the view is taken again from it. ``result``'s node took the view as its tensor
-        input number ``view_input``, and ``others`` as its other tensor inputs."""
-        base = self._base
-        new_base = _shape.CopySlices.apply(base, (result,), self._view_meta.steps, view_input, *others)
-        base._set_history(new_base._grad_fn, new_base._output_nr)
+    def _copy_slices(self, values: "Tensor", view_input: int, others: list) -> "Tensor":
+        """The base with this view's region replaced by ``values``, which an in-place op on this
+        view wrote (PyTorch's CopySlices): the op's node took the view as its tensor input
+        number ``view_input`` and ``others`` as its other tensor inputs."""
+        return _shape.CopySlices.apply(self._base, (values,), self._view_meta.steps, view_input, *others)
+
+    def _rebase_view(self, new_base: "Tensor") -> None:
+        """After an in-place op wrote into this view: the base's new history is ``new_base``'s
+        (``_copy_slices``), and the view is taken again from it."""
+        self._base._set_history(new_base._grad_fn, new_base._output_nr)
         self._regenerate_view()
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
@@ -806,6 +808,8 @@ class Tensor:
                         "unsupported operation: some elements of the input tensor and the written-to tensor "
                         "refer to a single memory location. Please clone() the tensor before performing the operation."
                     )
+        if recording and base is not None:  # before the write: the op's other inputs are read as they were
+            new_base = self._copy_slices(result, 0, [a for a in args if isinstance(a, Tensor)])
         self._data[written] = result._data[written]
         self._version_counter.value += 1
         if recording:
@@ -816,7 +820,7 @@ class Tensor:
                 if saved is not None and saved.version_counter is result._version_counter:
                     saved.version_counter, saved.saved_version = self._version_counter, self._version_counter.value
             if base is not None:
-                self._rebase_view(result, 0, tuple(a for a in args if isinstance(a, Tensor)))
+                self._rebase_view(new_base)
             else:
                 self._set_history(result._grad_fn, result._output_nr)
         return self

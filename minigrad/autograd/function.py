@@ -244,6 +244,10 @@ class FunctionCtx(Node):
         return self.saved_tensors
 
     # -- what the engine calls ---------------------------------------------------
+    def _unpack_saved(self) -> None:
+        if self._freed or self._saved:
+            self.saved_tensors  # raises if freed or changed in place since saved  # noqa: B018
+
     def release_variables(self) -> None:
         if self._saved:
             self._saved = None
@@ -415,7 +419,7 @@ class FunctionCtx(Node):
             values._requires_grad, values._grad_fn, values._output_nr = True, self, nr
             tensors = [a for a in inputs if isinstance(a, _tensor.Tensor)]
             at = _index_of(out, tensors)
-            out._rebase_view(values, at, tuple(tensors[:at] + tensors[at + 1:]))
+            out._rebase_view(out._copy_slices(values, at, tensors[:at] + tensors[at + 1:]))
         elif dirty:
             out._set_history(self, nr)  # retain_grad moves to the new version; hooks stay with the old one
         else:

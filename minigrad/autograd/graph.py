@@ -131,6 +131,10 @@ class Node:
         """Free what was saved for backward (PyTorch's engine calls this after each node
         unless ``retain_graph``; it is not public in PyTorch's Python API)."""
 
+    def _unpack_saved(self) -> None:
+        """Read what was saved, for its checks only (freed, changed in place): a node that no
+        gradient reaches computes nothing, but PyTorch's still unpacks its saved tensors."""
+
 
 class AccumulateGrad(Node):
     """The node at the end of a leaf tensor: adds incoming gradients into ``.grad``."""

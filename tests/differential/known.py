@@ -9,7 +9,4 @@ mark.
 """
 
 OPEN_DIFFERENCES: dict[str, str] = {
-    "setitem from a multi-output view of its memory": "test_setitem_of_an_unbind_view_into_its_base",
-    "NoneGrad (a None gradient into a node with saved tensors)":
-        "test_node_a_none_gradient_reaches_checks_its_saved_tensors",
 }
