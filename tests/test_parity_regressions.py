@@ -1734,6 +1734,20 @@ def test_a_list_is_not_an_operand(expression):
     same(prog)
 
 
+@pytest.mark.parametrize("rows", [0, 1, 2])
+@pytest.mark.parametrize("key", ["[:]", "[0:5]", "[:-1]", "[0:]", "[:2]", "[:1]", "[-5:]", "[0:0]", "[-1:]", "[:0]",
+                                 "[:, :]", "[:, 0:]", "[-3:, :]", "[..., :-1]", "[:, -2:]"])
+def test_which_slices_pytorch_skips(key, rows):
+    """A slice is skipped (no SliceBackward0; setitem writes the tensor itself) when, as written, it
+    starts at 0, steps by 1 and stops at or past the end: x[:-1] of an empty x is still a slice."""
+    def prog(lib):
+        h = lib.zeros(rows, 2, requires_grad=True) * 1
+        read = eval("h" + key, {"h": h}).grad_fn.name()
+        exec("h" + key + " = 1.0", {"h": h})
+        return read, h.grad_fn.name()
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

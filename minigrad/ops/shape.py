@@ -325,7 +325,7 @@ def index(a: Tensor, key, for_write: bool = False) -> Tensor:
             advanced.append(slice(None))
             dim += 1
         elif type(k) is slice:
-            if k.indices(a.shape[source_dim]) != (0, a.shape[source_dim], 1):
+            if not _keeps_whole(k, a.shape[source_dim]):
                 out = Slice.apply(out, dim, k)
             advanced.append(slice(None))
             dim, source_dim = dim + 1, source_dim + 1
@@ -342,6 +342,12 @@ def index(a: Tensor, key, for_write: bool = False) -> Tensor:
     if any(isinstance(k, np.ndarray) for k in advanced):
         return Index.apply(out, tuple(advanced))
     return Alias.apply(a) if out is a and not for_write else out
+
+
+def _keeps_whole(k: slice, n: int) -> bool:
+    """PyTorch's test for skipping a slice (``applySlice``): it starts at 0, steps by 1 and stops at
+    or past the end, read as written (``x[-5:]`` or ``x[:-1]`` of an empty x is still a slice)."""
+    return k.start in (None, 0) and k.step in (None, 1) and (k.stop is None or k.stop >= n)
 
 
 def _dims_consumed(entry) -> int:
