@@ -1748,6 +1748,23 @@ def test_which_slices_pytorch_skips(key, rows):
     same(prog)
 
 
+@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize("shape, dim, correction", [((), None, 1), ((1,), None, 1), ((3,), None, 1), ((2,), None, 2),
+                                                    ((2,), None, 3), ((1,), 0, 1), ((0,), None, 1)])
+def test_variance_gradient_with_no_degrees_of_freedom(op, shape, dim, correction):
+    """PyTorch's var_backward over all elements with dof <= 0 is where(x == mean, nan, inf), a constant:
+    under create_graph the gradient does not require grad (the long run's finding, seed 5010)."""
+    def prog(lib):
+        values = [1.0, 2.0, 4.0][:shape[0]] if shape else 1.0
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            v = getattr(x, op)(correction=correction) if dim is None else getattr(x, op)(dim, correction=correction)
+        g, = lib.autograd.grad(v, x, create_graph=True)
+        return g, g.requires_grad
+    same(prog)
+
+
 @pytest.mark.parametrize("input, exponent", [("2", "x"), ("2.5", "n"), ("x", "2"), ("x", "x"), ("n", "x"),
                                              ("2", "3")])
 def test_top_level_pow_takes_a_number_on_either_side(input, exponent):

@@ -152,6 +152,7 @@ class Var(Function):
         _check_float(a)
         _setup(ctx, a, dim, keepdim)
         ctx.dof = _degrees_of_freedom(ctx, a, correction, "var")
+        ctx.whole = dim is None or a.ndim == 0
         ctx.save_for_backward(a)
         with np.errstate(invalid="ignore", divide="ignore"):
             out = _squared_deviations(a, ctx) / ctx.dof
@@ -160,6 +161,12 @@ class Var(Function):
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
+        if ctx.whole and ctx.dof <= 0:
+            # PyTorch's var_backward: 2 / 0 times (x - mean) is NaN where x is the mean, inf elsewhere,
+            # whatever the incoming gradient: a constant, outside the graph
+            data = a._data
+            at_mean = data == (data.mean() if data.size else 0)
+            return Tensor._wrap(np.where(at_mean, np.nan, np.inf).astype(data.dtype)), None, None, None
         centred = a - a.sum(ctx.dims, keepdim=True) / ctx.count  # not mean(): no warning when empty
         return _keep_dims(ctx, grad) * centred * 2 / ctx.dof, None, None, None
 
