@@ -217,11 +217,12 @@ def test_ctrl_c_loses_nothing_already_graded(tmp_path):
         write_json(subs / name / f"{STAGE}.ipynb", nb)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "minigrad.course.grading.grade_cli", str(subs), "-j", "1", "--out", str(out),
-               "--templates", str(ROOT / "exercises"), "--isolation", "none", "--cpu", "30", "--wall", "600"]
+               "--templates", str(ROOT / "exercises"), "--isolation", "none", "--cpu", "300", "--wall", "600"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    # Interrupt as soon as a_first is saved: b_hangs (next, with -j 1) needs 30 s of CPU, so
-    # c_third cannot be graded yet, however fast or slow the machine is.
+    # Interrupt as soon as a_first is saved: b_hangs (next, with -j 1) needs 300 s of CPU, so
+    # c_third cannot be graded yet, however fast or slow the machine is (30 s once ran out on a
+    # loaded machine before this process got to send the signal).
     deadline = time.monotonic() + 600  # a generous bound for a loaded machine, not a timing assertion
     while not (out / "results" / "a_first.json").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
