@@ -782,9 +782,8 @@ class Tensor:
         # strides, dtype) changes nothing: PyTorch returns before any check.
         written = (Ellipsis,)
         strides = self._data.strides
-        if op is _shape.Copy and _same_window(self._data, args[1]._data):
-            pass
-        elif 0 in strides and self._data.size and (recording or op not in _FILLS_WITH_A_NUMBER) and any(
+        same_window = op is _shape.Copy and _same_window(self._data, args[1]._data)
+        if not same_window and 0 in strides and self._data.size and (recording or op not in _FILLS_WITH_A_NUMBER) and any(
             st == 0 and n > 1 for n, st in zip(self._data.shape, strides)
         ):
             if recording or op is not _shape.IndexPut:
@@ -799,7 +798,6 @@ class Tensor:
             )
             written = args[0]  # only the indexed elements: writing the others back would undo them
         masked_fill = op is _shape.IndexPut and isinstance(args[1], Tensor) and _is_masked_fill(*args)
-        same_window = op is _shape.Copy and _same_window(self._data, args[1]._data)
         if op is not _shape.FillTensor and not masked_fill and not same_window:  # (they read self's values first)
             region = _basic_part(self._data, args[0]) if op is _shape.IndexPut else self._data
             for a in args:

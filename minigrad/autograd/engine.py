@@ -188,13 +188,12 @@ def run_backward(
             if plain and node._node_hooks is None:
                 if grads is None:  # as in PyTorch, still visited: its tensor hooks get None
                     grads = node._call_pre_hooks([None] * node._num_outputs)
+                    if not node._custom and all(g is None for g in grads):
+                        node._unpack_saved()  # no gradient in, none out: it computes nothing, but checks its saved
+                        grads = None
                 elif node._pre_hooks is not None or node._retains_grad is not None:
                     grads = node._call_pre_hooks(grads)
-                if node._custom or any(g is not None for g in grads):
-                    input_grads = node._run_backward(grads)
-                else:  # no gradient in, none out: a built-in op's node computes nothing (but checks its saved)
-                    node._unpack_saved()
-                    input_grads = (None,) * len(node.next_functions)
+                input_grads = (None,) * len(node.next_functions) if grads is None else node._run_backward(grads)
             else:
                 input_grads = _run_instrumented(node, grads, task)
                 if input_grads is None:
@@ -247,7 +246,7 @@ def _run_instrumented(node: Node, grads: list | None, task: _GraphTask) -> tuple
         if node in task.captures:
             _capture(task.captured, node, grads)  # before its tensor hooks, which run with the node
     grads = node._call_pre_hooks(grads)
-    if not node._custom and all(g is None for g in grads):
+    if not reached and not node._custom and all(g is None for g in grads):
         # No gradient in, none out: a built-in op's node computes nothing, but as in PyTorch it checks
         # its saved tensors and its node hooks are called, with None (a custom Function's node runs).
         node._unpack_saved()

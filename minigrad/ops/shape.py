@@ -525,10 +525,15 @@ def _memory_order(a: np.ndarray) -> tuple:
     return tuple(sorted(range(a.ndim), key=lambda d: -abs(a.strides[d])))
 
 
+def _laid_out(memory: np.ndarray, shape: tuple, order: tuple) -> np.ndarray:
+    """``memory`` (1-d, a new array) seen as ``shape`` laid out in ``order``, as the base was."""
+    return memory.reshape([shape[d] for d in order]).transpose(np.argsort(order))
+
+
 def _filled_with_region(shape: tuple, order: tuple, dtype, steps: tuple, fill) -> tuple:
     """A new array of ``shape`` (laid out in ``order``, as the base was) filled with ``fill``,
     and the view ``steps`` select in it: where a view's region lies in its base."""
-    full = np.full([shape[d] for d in order], fill, dtype).transpose(np.argsort(order))
+    full = _laid_out(np.full(int(np.prod(shape, dtype=np.int64)), fill, dtype), shape, order)
     with no_grad():
         region = replay(Tensor._wrap(full), steps)._data
     if region.size and not np.may_share_memory(region, full):
@@ -567,11 +572,12 @@ class AsStridedScatter(Function):
         if any(stride == 0 and n > 1 for n, stride in zip(region.shape, region.strides)):
             # An expand() among the steps: several elements of the view are one element of the
             # base, and their gradients add up (an assignment would keep only the last of them).
-            positions = np.arange(full.size).reshape([shape[d] for d in order]).transpose(np.argsort(order))
+            # So replay the steps on each element's position in memory and add at those positions.
+            memory = np.zeros(full.size, full.dtype)
             with no_grad():
-                positions = replay(Tensor._wrap(positions), steps)._data
-            memory = full.transpose(order).reshape(-1)  # full's own memory, in its layout
+                positions = replay(Tensor._wrap(_laid_out(np.arange(full.size), shape, order)), steps)._data
             np.add.at(memory, positions.reshape(-1), grad._data.reshape(-1))
+            full = _laid_out(memory, shape, order)
         else:
             region[...] = grad._data
         return Tensor._wrap(full)
