@@ -22,7 +22,7 @@ from minigrad.creation import (
     rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from minigrad.functional_ops import (
-    argmax, cat, clamp, log_softmax, matmul, maximum, pow, softmax, stack, where, write_out as _write_out,
+    argmax, broadcast_shapes, broadcast_tensors, cat, clamp, log_softmax, matmul, maximum, pow, softmax, stack, where, write_out as _write_out,
 )
 from minigrad import autograd, data, nn, optim
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"

@@ -9,7 +9,8 @@ import numpy as np
 from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 
 from minigrad.ops import elementwise, linalg, reduction, shape, softmax as _softmax
-from minigrad.tensor import Tensor, _operand
+from minigrad.ops.broadcast import broadcast_error
+from minigrad.tensor import Size, Tensor, _operand
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -18,6 +19,30 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return shape.Stack.apply(dim, *tensors)
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape that tensors of ``shapes`` broadcast to (an int stands for a 1-d shape)."""
+    result: tuple = ()
+    for i, shape in enumerate(shapes):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        try:
+            result = np.broadcast_shapes(result, shape)
+        except ValueError:
+            raise RuntimeError(f"Shape mismatch at argument {i}: {list(shape)} cannot be broadcast to "
+                               f"{list(result)} (sizes must be equal, or one of them 1)") from None
+    return Size(result)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple:
+    """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
+    shape: tuple = ()
+    for t in tensors:
+        try:
+            shape = np.broadcast_shapes(shape, t.shape)
+        except ValueError:
+            raise broadcast_error(shape, tuple(t.shape)) from None
+    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
 
 
 def where(condition: Tensor, input, other) -> Tensor:

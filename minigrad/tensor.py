@@ -724,6 +724,9 @@ class Tensor:
     def expand_as(self, other: "Tensor") -> "Tensor":
         return self.expand(other.shape)
 
+    def broadcast_to(self, size) -> "Tensor":
+        return self.expand(size)
+
     def select(self, dim: int, index: int) -> "Tensor":
         return _shape.Select.apply(self, _wrap_dim(dim, self.ndim), index)
 

@@ -26,7 +26,7 @@ import numpy as np
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.creation import generator
 from minigrad.dtypes import int32, int64
-from minigrad.functional_ops import cat, where
+from minigrad.functional_ops import broadcast_tensors, cat, where
 from minigrad.nn.ops.activation import Elu, Gelu, GeluTanh, LeakyRelu, Silu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
@@ -672,11 +672,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_tensors("mse_loss", input, target)
     _warn_size_mismatch(input, target)
-    if weight is None and target.shape == input.shape and target.dtype == input.dtype:
-        return MseLoss.apply(input, target, reduction)
-    diff = input - target
-    losses = diff * diff
-    return _reduce(losses if weight is None else losses * weight, reduction)
+    expanded_input, expanded_target = broadcast_tensors(input, target)
+    if weight is None:
+        return MseLoss.apply(expanded_input, expanded_target, reduction)
+    diff = expanded_input - expanded_target
+    return _weighted(diff * diff, weight, input, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
@@ -685,8 +685,9 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_tensors("l1_loss", input, target)
     _warn_size_mismatch(input, target)
-    losses = (input - target).abs()
-    return _reduce(losses if weight is None else losses * weight, reduction)
+    expanded_input, expanded_target = broadcast_tensors(input, target)
+    losses = (expanded_input - expanded_target).abs()
+    return _reduce(losses, reduction) if weight is None else _weighted(losses, weight, input, reduction)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
@@ -700,27 +701,41 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     _warn_size_mismatch(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    if beta > 0 and target.shape == input.shape:
-        return SmoothL1Loss.apply(input, target, reduction, beta)
-    diff = input - target
+    expanded_input, expanded_target = broadcast_tensors(input, target)
     if beta == 0:
-        return _reduce(diff.abs(), reduction)
-    size = diff.abs()
-    return _reduce(where(size < beta, diff * diff * (0.5 / beta), size - 0.5 * beta), reduction)
+        return _reduce((expanded_input - expanded_target).abs(), reduction)
+    return SmoothL1Loss.apply(expanded_input, expanded_target, reduction, beta)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
-    """``delta * smooth_l1_loss(..., beta=delta)``: 0.5 d^2 if |d| < delta, else delta * (|d| - 0.5 delta)."""
+    """``delta * smooth_l1_loss(..., beta=delta)``: 0.5 d^2 if |d| < delta, else delta * (|d| - 0.5 delta).
+
+    With ``weight``, the mean is the plain mean of the weighted losses, as in
+    PyTorch (``mse_loss`` and ``l1_loss`` divide by the sum of the weights instead).
+    """
     _check_reduction(reduction)
     _check_tensors("huber_loss", input, target)
     _warn_size_mismatch(input, target)
-    if weight is None and target.shape == input.shape:
-        return HuberLoss.apply(input, target, reduction, delta)
-    diff = input - target
-    size = diff.abs()
-    losses = where(size < delta, diff * diff * 0.5, (size - 0.5 * delta) * delta)
-    return _reduce(losses if weight is None else losses * weight, reduction)
+    expanded_input, expanded_target = broadcast_tensors(input, target)
+    if weight is None:
+        return HuberLoss.apply(expanded_input, expanded_target, reduction, delta)
+    _check_weight(weight, input)
+    return _reduce(HuberLoss.apply(expanded_input, expanded_target, "none", delta) * weight, reduction)
+
+
+def _check_weight(weight: Tensor, input: Tensor) -> None:
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+
+
+def _weighted(losses: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
+    """PyTorch's weighted mse/l1 losses: a weighted mean divides by the sum of the weights."""
+    _check_weight(weight, input)
+    weighted = losses * weight
+    if reduction == "mean":
+        return weighted.sum() / weight.sum()
+    return _reduce(weighted, reduction)
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
