@@ -48,6 +48,9 @@ for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "me
               "sin", "cos", "tan", "sinh", "cosh", "log1p", "expm1", "sign", "mm", "mv", "bmm", "t",
               "prod", "cumsum", "norm", "std", "var", "logsumexp", "chunk", "split", "unbind", "gather",
               "scatter_add", "masked_fill", "index_select", "flip", "roll", "tril", "triu", "topk", "sort",
-              "isclose", "allclose", "equal", "add", "sub", "mul", "div"):
+              "isclose", "allclose", "equal", "add", "sub", "mul", "div", "narrow", "select", "broadcast_to",
+              "all", "any", "clip", "eq", "ne", "lt", "le", "gt", "ge", "is_floating_point", "numel",
+              "abs_", "clamp_", "cos_", "cosh_", "exp_", "expm1_", "log_", "log1p_", "neg_", "relu_", "sigmoid_",
+              "sin_", "sinh_", "sqrt_", "tan_", "tanh_", "fill_", "zero_", "detach_"):
     globals()[_name] = _tensor_function(_name)
 del _name

@@ -713,7 +713,7 @@ class Tensor:
         return self.transpose(-2, -1)
 
     def squeeze(self, dim=None) -> "Tensor":
-        return _shape.Squeeze.apply(self, dim)
+        return _shape.squeeze_node(dim).apply(self, dim)
 
     def unsqueeze(self, dim: int) -> "Tensor":
         return _shape.Unsqueeze.apply(self, dim)
@@ -729,6 +729,19 @@ class Tensor:
 
     def select(self, dim: int, index: int) -> "Tensor":
         return _shape.Select.apply(self, _wrap_dim(dim, self.ndim), index)
+
+    def narrow(self, dim: int, start, length: int) -> "Tensor":
+        """``length`` entries of dimension ``dim`` from ``start`` on: a view, as ``x[:, start:start + length]`` for dim 1."""
+        dim = _wrap_dim(dim, self.ndim)
+        size, start = self.shape[dim], int(start)
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        start %= max(size, 1)
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return _shape.Slice.apply(self, dim, slice(start, start + length))  # always a node, as PyTorch's
 
     def clone(self) -> "Tensor":
         return _shape.Clone.apply(self)

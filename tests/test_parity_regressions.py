@@ -1935,3 +1935,42 @@ def test_a_loss_input_changed_in_place_before_backward():
         loss.backward()
         return x.grad
     same(prog)
+
+
+# -- 15. which gradients autograd.grad hands back as the upstream gradient's own memory ----------------
+_PASS_THROUGH = {
+    "expand to ()": (lambda x: x.expand(()), ()), "view as ()": (lambda x: x.view(()), ()),
+    "reshape": (lambda x: x.reshape(1), ()), "clone": (lambda x: x.clone(), (2, 3)),
+    "add 0": (lambda x: x + 0, (2, 3)), "sum": (lambda x: x.sum(), ()), "expand": (lambda x: x.expand(2, 3), (2, 3)),
+    "expand a dim": (lambda x: x.expand(2, 3), (1, 3)), "t": (lambda x: x.t(), (2, 3)),
+    "x[:]": (lambda x: x[:], (2, 3)), "x[0]": (lambda x: x[0], (1, 3)), "narrow all": (lambda x: x.narrow(1, 0, 3), (2, 3)),
+    "squeeze": (lambda x: x.squeeze(), (1, 3)), "x + x": (lambda x: x + x, (2, 3)), "type_as": (lambda x: x.type_as(x), (2, 3)),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_PASS_THROUGH))
+def test_which_gradients_share_the_upstream_gradient_s_memory(op):
+    """The long run's seed 6001: expand() of a 0-d tensor gave the upstream gradient itself as the input's
+    gradient (PyTorch's sum_to sums to a 0-d shape, a new tensor), so changing one returned gradient in
+    place changed another; narrow() is always a SliceBackward0, even over a whole dimension."""
+    f, shape = _PASS_THROUGH[op]
+
+    def prog(lib):
+        x = lib.ones(*shape, requires_grad=True) if shape else lib.tensor(1.0, requires_grad=True)
+        y = f(x)
+        g = lib.ones(y.shape)
+        gx, = lib.autograd.grad(y, [x], g)
+        shares = np.shares_memory(gx.numpy(), g.numpy()) if gx.numel() else None
+        return y.grad_fn.name(), gx is g, shares
+    same(prog)
+
+
+@pytest.mark.parametrize("args", [(1, 1, 2), (1, -2, 2), (0, 0, 1), (1, 3, 0), (1, 4, 1), (1, -4, 1), (1, 0, 4),
+                                  (2, 0, 1), (1, 1, -1)])
+def test_narrow(args):
+    def prog(lib):
+        x = lib.arange(6.).reshape(2, 3).requires_grad_()
+        y = lib.narrow(x, *args)
+        y.sum().backward()
+        return y, y.grad_fn.name(), x.grad
+    same(prog)

@@ -118,18 +118,37 @@ class Transpose(Function):
 
 
 class Squeeze(Function):
+    """``x.squeeze(dim)``: dimensions of size 1 removed (a dim that is not 1 is ignored, as in PyTorch)."""
+
     node_name = "SqueezeBackward1"
 
     @staticmethod
     def forward(ctx, a, dim=None):
         ctx.input_shape = a.shape
         dims = normalize_dims(dim, a.ndim)
-        dims = tuple(d for d in dims if a.shape[d] == 1)  # PyTorch ignores dims that aren't 1
-        return view_of(a, a._data.squeeze(axis=dims), (Squeeze, (dims,)))
+        dims = tuple(d for d in dims if a.shape[d] == 1)
+        return view_of(a, a._data.squeeze(axis=dims), (squeeze_node(dim), (dim,)))
 
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
+
+
+class SqueezeAll(Squeeze):
+    """``x.squeeze()``, every size-1 dimension: PyTorch names its node apart."""
+
+    node_name = "SqueezeBackward0"
+
+
+class SqueezeDims(Squeeze):
+    """``x.squeeze((0, 2))``, a tuple of dims: PyTorch names its node apart."""
+
+    node_name = "SqueezeBackward2"
+
+
+def squeeze_node(dim) -> type:
+    """The node for each of PyTorch's three squeeze overloads (no dim, one dim, a tuple of dims)."""
+    return SqueezeAll if dim is None else Squeeze if isinstance(dim, (int, np.integer)) else SqueezeDims
 
 
 class Unsqueeze(Function):
@@ -192,6 +211,8 @@ class Expand(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if ctx.input_shape == ():  # PyTorch's sum_to always sums to a 0-d shape: a new tensor, never grad itself
+            return grad.sum(), None
         return sum_to(grad, ctx.input_shape), None
 
 
