@@ -1974,3 +1974,37 @@ def test_narrow(args):
         y.sum().backward()
         return y, y.grad_fn.name(), x.grad
     same(prog)
+
+
+@pytest.mark.parametrize("apply_mode", ["grad", "no_grad"])
+@pytest.mark.parametrize("write_mode", ["grad", "no_grad"])
+@pytest.mark.parametrize("view", ["reshape", "x[0:1]", "x[0]"])
+def test_a_view_changed_by_a_custom_function_stays_the_view_it_was(apply_mode, write_mode, view):
+    """The long run's seed 6006: a view that requires no grad, changed in place by a custom Function
+    (mark_dirty) and returned, kept being treated as made inside the Function; when its base then got
+    a history, reading the view raised where PyTorch re-takes it from the base (AsStridedBackward0)."""
+    def prog(lib):
+        class DirtyMul(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        base = lib.tensor([1.0, 2.0])
+        v = {"reshape": lambda: base.reshape((2,)), "x[0:1]": lambda: base[0:1], "x[0]": lambda: base[0]}[view]()
+        with lib.no_grad() if apply_mode == "no_grad" else lib.enable_grad():
+            out = DirtyMul.apply(v)
+        w = lib.tensor(3.0, requires_grad=True)
+        with lib.no_grad() if write_mode == "no_grad" else lib.enable_grad():
+            base[1] = w
+        result = [out is v, v.requires_grad, v.is_leaf, None if v.grad_fn is None else v.grad_fn.name(), v, base]
+        if v.requires_grad:
+            (v * 5).sum().backward()
+            result.append(w.grad)
+        return result
+    same(prog)

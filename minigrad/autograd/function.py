@@ -516,8 +516,11 @@ def _unrecorded_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, grad_en
     result = []
     for out in outputs:
         if isinstance(out, Tensor):
-            out = _without_gradient(out, _index_of(out, inputs) is not None, _index_of(out, ctx._dirty) is not None)
-            meta = out._view_meta
+            is_input = _index_of(out, inputs) is not None
+            returned = _without_gradient(out, is_input, _index_of(out, ctx._dirty) is not None)
+            # an input changed in place and returned as it is stays the view it was (PyTorch leaves it alone)
+            meta = None if returned is out and is_input else returned._view_meta
+            out = returned
             if meta is not None and not grad_enabled:
                 meta.no_grad = True
             elif meta is not None:
