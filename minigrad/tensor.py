@@ -178,6 +178,8 @@ class Tensor:
         """
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._retains_grad:  # already kept: PyTorch returns before reading (and checking) the history
+            return
         node = self.grad_fn
         if node is not None:
             if node._retains_grad is None:
