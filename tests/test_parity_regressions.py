@@ -2036,3 +2036,22 @@ def _outcome(step) -> str:
         return "ok"
     except Exception as e:  # noqa: BLE001 - the type is what we compare
         return type(e).__name__
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "huber_loss", "smooth_l1_loss", "l1_loss"])
+@pytest.mark.parametrize("upstream", [1.0, -1.0])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_the_sign_of_a_zero_loss_gradient(loss, upstream, reduction):
+    """The long run's seed 6007: PyTorch computes the target's gradient from target - input (not as minus
+    the input's), so loss(x, x) gives x a gradient of -0.0 under a negative upstream gradient, where
+    minigrad gave +0.0; 1 / gradient (inf or -inf) shows the sign."""
+    def prog(lib):
+        f = getattr(lib.nn.functional, loss)
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        out = f(x, x, reduction=reduction)
+        g, = lib.autograd.grad(out, [x], lib.full(out.shape, upstream))
+        y, t = lib.tensor([2.0, 3.0], requires_grad=True), lib.tensor([2.0, 1.0], requires_grad=True)
+        out = f(y, t, reduction=reduction)
+        gy, gt = lib.autograd.grad(out, [y, t], lib.full(out.shape, upstream))
+        return 1 / g, 1 / gy, 1 / gt
+    same(prog)

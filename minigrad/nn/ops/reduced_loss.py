@@ -51,9 +51,12 @@ class MseLoss(Function):
     @staticmethod
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
-        g = spread(grad, ctx.reduction, input.shape) * ((input - target) * 2)
+        # each gradient from its own difference, as PyTorch (mse_loss_backward(grad, target, input) for the
+        # target): -(g * 0) would be -0.0 where PyTorch has 0.0, and 0 ** -1 tells them apart
+        g = spread(grad, ctx.reduction, input.shape)
         need_input, need_target, _ = ctx.needs_input_grad
-        return (g if need_input else None), (-g if need_target else None), None
+        return (g * ((input - target) * 2) if need_input else None), \
+            (g * ((target - input) * 2) if need_target else None), None
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -172,9 +175,10 @@ class HuberLoss(Function):
                 f"convert one, e.g. huber_loss(input, target.to(input.dtype))"
             )
         delta = ctx.delta
-        g = spread(grad, ctx.reduction, input.shape) * (input - target).clamp(-delta, delta)
+        g = spread(grad, ctx.reduction, input.shape)  # each gradient from its own difference (see MseLoss)
         need_input, need_target = ctx.needs_input_grad[:2]
-        return (g if need_input else None), (-g if need_target else None), None, None
+        return (g * (input - target).clamp(-delta, delta) if need_input else None), \
+            (g * (target - input).clamp(-delta, delta) if need_target else None), None, None
 
 
 class SmoothL1Loss(Function):
@@ -197,6 +201,7 @@ class SmoothL1Loss(Function):
     @staticmethod
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
-        g = spread(grad, ctx.reduction, input.shape) * ((input - target) / ctx.beta).clamp(-1, 1)
+        g = spread(grad, ctx.reduction, input.shape)  # each gradient from its own difference (see MseLoss)
         need_input, need_target = ctx.needs_input_grad[:2]
-        return (g if need_input else None), (-g if need_target else None), None, None
+        return (g * ((input - target) / ctx.beta).clamp(-1, 1) if need_input else None), \
+            (g * ((target - input) / ctx.beta).clamp(-1, 1) if need_target else None), None, None
