@@ -896,6 +896,8 @@ class Tensor:
                 ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
                 target.copy_(value.reshape(value.shape[ones:]).expand(target.shape))
         else:
+            for entry in index:
+                _shape.check_step(entry)
             if isinstance(value, Tensor) and value._data.dtype != self._data.dtype and _same_dtype_needed(index, value):
                 raise RuntimeError(
                     "Index put requires the source and destination dtypes match, got "

@@ -2055,3 +2055,28 @@ def test_the_sign_of_a_zero_loss_gradient(loss, upstream, reduction):
         gy, gt = lib.autograd.grad(out, [y, t], lib.full(out.shape, upstream))
         return 1 / g, 1 / gy, 1 / gt
     same(prog)
+
+
+_REVERSED = slice(None, None, -1)
+
+
+@pytest.mark.parametrize("key", [(0, _REVERSED), (_REVERSED, 0), (_REVERSED,), (None, _REVERSED), (Ellipsis, _REVERSED),
+                                 ([0], _REVERSED), (0, 0, _REVERSED), (0, slice(None, None, 0))],
+                         ids=lambda key: repr(key).replace(" ", ""))
+@pytest.mark.parametrize("stale", [False, True])
+def test_a_negative_step_is_refused_when_pytorch_reaches_it(key, stale):
+    """The long run's seed 5015: PyTorch applies a key entry by entry, so x[0, ::-1] of a chunk() view
+    whose base changed under no_grad raises the stale view's RuntimeError (from the select) before the
+    slice's ValueError, and too many indices is an IndexError first; minigrad checked every step first."""
+    def prog(lib):
+        x = lib.ones(2, 2, requires_grad=True)
+        v = x.chunk(1, 0)[0]
+        if stale:
+            with lib.no_grad():
+                x[0] = 2.0
+
+        def write():
+            with lib.no_grad():
+                v[key] = 1.0
+        return _outcome(lambda: v[key]), _outcome(write)
+    same(prog)

@@ -303,11 +303,15 @@ def normalize_index(key):
             k = np.asarray(k)
             if k.size == 0:
                 k = k.astype(np.int64)  # [] is an empty integer index (NumPy makes it float64)
-        elif isinstance(k, slice) and k.step is not None and k.step <= 0:
-            # NumPy reverses with step -1; PyTorch refuses, and so do we (the same code must run on both).
-            raise ValueError("step must be greater than zero: to reverse a tensor, use .flip(dim)")
         out.append(k)
     return tuple(out)
+
+
+def check_step(entry) -> None:
+    """NumPy reverses with step -1; PyTorch refuses, and so do we (the same code must run on both).
+    Checked when the slice is reached, as PyTorch applies a key entry by entry."""
+    if type(entry) is slice and entry.step is not None and entry.step <= 0:
+        raise ValueError("step must be greater than zero: to reverse a tensor, use .flip(dim)")
 
 
 def is_basic(key: tuple) -> bool:
@@ -331,6 +335,7 @@ def index(a: Tensor, key, for_write: bool = False) -> Tensor:
     """
     entries = normalize_index(key)
     if type(key) is slice and not for_write:
+        check_step(key)
         return Slice.apply(a, 0, key)
     consumed = sum(_dims_consumed(k) for k in entries)
     if consumed > a.ndim:
@@ -346,6 +351,7 @@ def index(a: Tensor, key, for_write: bool = False) -> Tensor:
             advanced.append(slice(None))
             dim += 1
         elif type(k) is slice:
+            check_step(k)
             if not _keeps_whole(k, a.shape[source_dim]):
                 out = Slice.apply(out, dim, k)
             advanced.append(slice(None))
