@@ -47,7 +47,7 @@ for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "me
               "argmin", "clone", "detach",
               "sin", "cos", "tan", "sinh", "cosh", "log1p", "expm1", "sign", "mm", "mv", "bmm", "t",
               "prod", "cumsum", "norm", "std", "var", "logsumexp", "chunk", "split", "unbind", "gather",
-              "scatter_add", "masked_fill", "index_select", "flip", "roll", "tril", "triu", "topk", "sort",
+              "scatter_add", "masked_fill", "index_select", "flip", "roll", "tril", "triu", "topk", "sort", "argsort",
               "isclose", "allclose", "equal", "add", "sub", "mul", "div", "narrow", "select", "broadcast_to",
               "all", "any", "clip", "eq", "ne", "lt", "le", "gt", "ge", "is_floating_point", "numel",
               "abs_", "clamp_", "cos_", "cosh_", "exp_", "expm1_", "log_", "log1p_", "neg_", "relu_", "sigmoid_",

@@ -1121,8 +1121,12 @@ class Tensor:
         return self._inplace(_indexing.masked_fill_function(value), mask, value)
 
     # -- sorting -----------------------------------------------------------------------------------
-    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False):
-        return _sorting.sort(self, dim, descending, stable)
+    def sort(self, *args, **kwargs):
+        """``sort(dim=-1, descending=False)``, or ``sort(*, stable, dim=-1, descending=False)``, as PyTorch's."""
+        return _sorting.sort(self, *args, **kwargs)
+
+    def argsort(self, *args, **kwargs) -> "Tensor":
+        return _sorting.argsort(self, *args, **kwargs)
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
         return _sorting.topk(self, k, dim, largest, sorted)

@@ -2080,3 +2080,24 @@ def test_a_negative_step_is_refused_when_pytorch_reaches_it(key, stale):
                 v[key] = 1.0
         return _outcome(lambda: v[key]), _outcome(write)
     same(prog)
+
+
+@pytest.mark.parametrize("call", ["sort()", "sort(0)", "sort(0, True)", "sort(stable=True)", "sort(0, stable=True)",
+                                  "sort(dim=0, stable=True)", "sort(stable=True, descending=True)", "sort(stable=None)",
+                                  "sort(0, descending=True, stable=True)", "argsort()", "argsort(0, True)",
+                                  "argsort(stable=True)", "argsort(0, stable=True)"])
+@pytest.mark.parametrize("form", ["method", "function"])
+def test_sort_s_two_overloads(call, form):
+    """PyTorch's sort/argsort have two overloads: with ``stable`` given, dim and descending are keyword-only
+    and the node is SortBackward1 (minigrad accepted sort(0, stable=True) and had no argsort)."""
+    def prog(lib):
+        x = lib.tensor([3., 1., 2., 1.], requires_grad=True)
+        name, args = call.split("(", 1)
+        target = "x." if form == "method" else "lib."
+        source = f"{target}{name}({'' if form == 'method' else 'x' + (', ' if args != ')' else '')}{args}"
+        out = eval(source, {"x": x, "lib": lib})  # noqa: S307 - the call under test, as text for its id
+        if name == "argsort":
+            return out
+        out.values.sum().backward()
+        return out.values, out.indices, out.values.grad_fn.name(), x.grad
+    same(prog)

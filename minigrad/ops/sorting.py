@@ -62,11 +62,39 @@ class Topk(_Picked):
     node_name = "TopkBackward0"
 
 
-def sort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> sort_result:
-    """The values along ``dim`` in order, and their indices in ``a``."""
+class SortStable(_Picked):
+    """``sort(stable=...)``: PyTorch's second overload, with a node of its own name."""
+
+    node_name = "SortBackward1"
+
+
+_NOT_GIVEN = object()
+
+
+def sort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> sort_result:
+    """The values along ``dim`` in order, and their indices in ``a``; equal values keep their order.
+
+    PyTorch's two overloads: ``sort(dim=-1, descending=False)``, and, once ``stable`` is given
+    (any value, even None), ``sort(*, stable, dim=-1, descending=False)`` with dim and descending
+    by keyword only. minigrad always sorts stably.
+    """
+    if stable is _NOT_GIVEN:
+        return _sort(Sort, a, *args, **kwargs)
+    if args:
+        raise TypeError(f"sort(): with stable=, pass dim and descending by keyword, e.g. "
+                        f"sort(stable={stable}, dim={args[0]}); got {len(args)} positional argument(s)")
+    return _sort(SortStable, a, **kwargs)
+
+
+def argsort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> Tensor:
+    """The indices that sort ``a`` along ``dim`` (``sort(...).indices``), with sort's two overloads."""
+    return sort(a, *args, stable=stable, **kwargs).indices
+
+
+def _sort(node: type, a: Tensor, dim: int = -1, descending: bool = False) -> sort_result:
     d = wrap_dim(dim, a.ndim)
     order = _order(a._data, d, descending) if a.ndim else None
-    return sort_result(*Sort.apply(a, d, order))
+    return sort_result(*node.apply(a, d, order))
 
 
 def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> topk_result:
