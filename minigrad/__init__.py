@@ -51,6 +51,7 @@ for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "me
               "isclose", "allclose", "equal", "add", "sub", "mul", "div", "narrow", "select", "broadcast_to",
               "all", "any", "clip", "eq", "ne", "lt", "le", "gt", "ge", "is_floating_point", "numel",
               "abs_", "clamp_", "cos_", "cosh_", "exp_", "expm1_", "log_", "log1p_", "neg_", "relu_", "sigmoid_",
-              "sin_", "sinh_", "sqrt_", "tan_", "tanh_", "fill_", "zero_", "detach_"):
+              "sin_", "sinh_", "sqrt_", "tan_", "tanh_", "fill_", "zero_", "detach_",
+              "floor", "ceil", "trunc", "round", "frac", "remainder", "fmod", "floor_divide"):
     globals()[_name] = _tensor_function(_name)
 del _name

@@ -550,6 +550,54 @@ class Tensor:
             return NotImplemented
         return _ew.Sub.apply(other, self) if isinstance(other, Tensor) else _ew.Rsub.apply(self, other)
 
+    def __mod__(self, other):
+        return self.remainder(other)
+
+    def __rmod__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _rounding.NotDifferentiable.apply(
+            other, self, np.remainder, "remainder")
+
+    def __floordiv__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _rounding.NotDifferentiable.apply(
+            self, other, np.floor_divide, "floor_divide")
+
+    def __rfloordiv__(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else _rounding.NotDifferentiable.apply(
+            other, self, np.floor_divide, "floor_divide")
+
+    def remainder(self, other) -> "Tensor":
+        other = _operand(other)
+        if other is NotImplemented:
+            raise TypeError(f"remainder(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
+        return (_rounding.Remainder if isinstance(other, Tensor) else _rounding.RemainderScalar).apply(self, other)
+
+    def fmod(self, other) -> "Tensor":
+        other = _operand(other)
+        if other is NotImplemented:
+            raise TypeError(f"fmod(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
+        return (_rounding.Fmod if isinstance(other, Tensor) else _rounding.FmodScalar).apply(self, other)
+
+    def floor_divide(self, other) -> "Tensor":
+        return self.__floordiv__(other)
+
+    def floor(self) -> "Tensor":
+        return _rounding.Floor.apply(self)
+
+    def ceil(self) -> "Tensor":
+        return _rounding.Ceil.apply(self)
+
+    def trunc(self) -> "Tensor":
+        return _rounding.Trunc.apply(self)
+
+    def round(self, decimals: int | None = None) -> "Tensor":
+        return _rounding.Round.apply(self, 0) if decimals is None else _rounding.RoundDecimals.apply(self, decimals)
+
+    def frac(self) -> "Tensor":
+        return _rounding.Frac.apply(self)
+
     def __mul__(self, other):
         other = _operand(other)
         return NotImplemented if other is NotImplemented else _ew.Mul.apply(self, other)
@@ -1301,6 +1349,7 @@ def _sizes(args: tuple) -> tuple:
 from minigrad.ops import elementwise as _ew  # noqa: E402  (the ops need Tensor defined first)
 from minigrad.ops import linalg as _linalg  # noqa: E402
 from minigrad.ops import reduction as _red  # noqa: E402
+from minigrad.ops import rounding as _rounding  # noqa: E402
 from minigrad.ops import shape as _shape  # noqa: E402
 from minigrad.ops import softmax as _softmax  # noqa: E402
 from minigrad.ops.broadcast import wrap_dim as _wrap_dim  # noqa: E402

@@ -696,3 +696,22 @@ def test_setitem_rows_with_list():
         return t
 
     check(fn, x, v, gradgrad=True)
+
+
+# -- rounding and remainders: flat steps (derivative 0), frac and the remainders' slopes ----------------
+@pytest.mark.parametrize("op", ["remainder", "fmod", "frac", "floor", "round"])
+@SETTINGS
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=3),
+       seed=seeds)
+def test_rounding_and_remainders(op, shapes, seed):
+    """Away from the jumps (a / b near a whole number, x near a multiple of 0.5) the finite differences
+    see the slopes: 1 and -floor(a / b) (remainder), -trunc(a / b) (fmod), 1 (frac), 0 (floor, round)."""
+    rng = np.random.default_rng(seed)
+    (shape_a, shape_b), _ = shapes
+    b = positive(rng, shape_b) * rng.choice([-1.0, 1.0], shape_b)
+    quotient = rng.uniform(-4, 4, np.broadcast_shapes(shape_a, shape_b)).round() + rng.uniform(0.2, 0.8)
+    a = quotient * b  # a / b is at least 0.2 from a whole number
+    if op in ("remainder", "fmod"):
+        check(lambda x, y: getattr(x, op)(y), leaf(a), leaf(np.broadcast_to(b, quotient.shape)), gradgrad=True)
+    else:
+        check(lambda x: getattr(x, op)(), leaf(quotient), gradgrad=True)

@@ -2101,3 +2101,86 @@ def test_sort_s_two_overloads(call, form):
         out.values.sum().backward()
         return out.values, out.indices, out.values.grad_fn.name(), x.grad
     same(prog)
+
+
+# -- 16. classification losses: probability targets of any shape, ignored targets get exactly 0 ---------
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 2), (0, 3)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_with_class_probabilities(shape, reduction, weighted, smoothing):
+    """Found by tests/test_functional_differential.py: probability targets were refused unless (N, C);
+    torch takes (C,), (N, C) and (N, C, d1, ...), and names the mean's division DivBackward1."""
+    def prog(lib):
+        x = (lib.arange(float(np.prod(shape))).reshape(shape) * 0.3).requires_grad_()
+        target = (lib.arange(float(np.prod(shape))).reshape(shape) % 3 + 1).softmax(0 if len(shape) == 1 else 1)
+        weight = lib.tensor([1.0, 2.0, 3.0]) if weighted else None
+        out = lib.nn.functional.cross_entropy(x, target, weight=weight, reduction=reduction,
+                                              label_smoothing=smoothing)
+        out.sum().backward()
+        return out, out.grad_fn.name(), x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy", "cross_entropy smoothed"])
+@pytest.mark.parametrize("targets", [[1], [1, 1], [1, 0], [0, 2]])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("upstream", [1.0, float("nan")])
+def test_an_ignored_target_gets_a_gradient_of_exactly_zero(loss, targets, reduction, upstream):
+    """Found by tests/test_functional_differential.py: with every target ignored, "mean" divides by a
+    total weight of 0 and minigrad's ignored rows got 0 * inf = NaN where torch leaves them 0."""
+    def prog(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [0.0, 1.0, -0.5]][:len(targets)], requires_grad=True)
+        target = lib.tensor(targets)
+        F = lib.nn.functional
+        if loss == "nll_loss":
+            out = F.nll_loss(x.log_softmax(1), target, ignore_index=1, reduction=reduction)
+        else:
+            out = F.cross_entropy(x, target, ignore_index=1, reduction=reduction,
+                                  label_smoothing=0.3 if loss.endswith("smoothed") else 0.0)
+        out.backward(lib.full(out.shape, upstream))
+        return out, x.grad
+    same(prog)
+
+
+# -- 17. rounding and remainders ----------------------------------------------------------------------
+_ROUNDING = {
+    "floor": lambda lib, x, y: x.floor(), "ceil": lambda lib, x, y: x.ceil(), "trunc": lambda lib, x, y: x.trunc(),
+    "round": lambda lib, x, y: x.round(), "round(decimals=1)": lambda lib, x, y: lib.round(x, decimals=1),
+    "frac": lambda lib, x, y: x.frac(), "x % 3": lambda lib, x, y: x % 3, "x % -3": lambda lib, x, y: x % -3,
+    "x % y": lambda lib, x, y: x % y, "fmod(x, y)": lambda lib, x, y: lib.fmod(x, y),
+    "x.fmod(2)": lambda lib, x, y: x.fmod(2), "7 % y": lambda lib, x, y: 7 % y, "x // y": lambda lib, x, y: x // y,
+    "x // 2": lambda lib, x, y: x // 2, "7 // y": lambda lib, x, y: 7 // y, "x % 0": lambda lib, x, y: x % 0,
+    "remainder(x, y)": lambda lib, x, y: lib.remainder(x, y),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_ROUNDING))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_rounding_and_remainders(op, dtype):
+    """floor/ceil/round/trunc/frac, %, fmod and // were missing (found by the functional differential
+    test, whose cross_entropy check wrote ``i % 3``); values, node names, gradients and the errors of
+    the ones PyTorch cannot differentiate, compared with torch."""
+    def prog(lib):
+        floats = dtype != "int64"
+        x = lib.tensor([-3.5, -2.0, 0.0, 2.5, 3.5, 5.5, 7.25] if floats else [-3, -2, 0, 2, 3, 5, 7],
+                       dtype=getattr(lib, dtype), requires_grad=floats)
+        y = lib.tensor([2.0, -3.0, 1.5, 2.0, -2.0, 3.0, 0.5] if floats else [2, -3, 1, 2, -2, 3, 1],
+                       dtype=getattr(lib, dtype), requires_grad=floats)
+        steps = {}
+        out = _ROUNDING[op](lib, x, y)
+        steps["name"] = None if out.grad_fn is None else out.grad_fn.name()
+        if floats:
+            steps["backward"] = _outcome(lambda: out.sum().backward())
+        return out, steps, x.grad, y.grad
+    same(prog)
+
+
+def test_a_remainder_gradient_is_differentiable_again():
+    def prog(lib):
+        a = lib.tensor([5.5, -3.5], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([2.0, 1.5], dtype=lib.float64, requires_grad=True)
+        ga, gb = lib.autograd.grad((a % b * b).sum(), [a, b], create_graph=True)
+        (ga.sum() + gb.sum()).backward()
+        return ga, gb, a.grad, b.grad
+    same(prog)

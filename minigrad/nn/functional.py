@@ -33,8 +33,9 @@ from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, SmoothL1Loss
+from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.softmax import LogSoftmax, Softmax
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _operand
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -585,19 +586,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if target.is_floating_point():
-        if input.ndim != 2 or target.shape != input.shape:
-            raise RuntimeError(
-                f"cross_entropy: a float target holds class probabilities and must have the input's "
-                f"shape (N, C), but got target of shape {list(target.shape)} for input of shape "
-                f"{list(input.shape)}; pass class indices as an int64 tensor of shape (N,)"
-            )
-        if label_smoothing:
-            target = target * (1 - label_smoothing) + label_smoothing / input.shape[1]
-        products = target * input.log_softmax(1)
-        if weight is not None:
-            products = products * weight
-        losses = -products.sum(1)
-        return _reduce(losses, reduction)
+        return _cross_entropy_with_probabilities(input, target, weight, reduction, label_smoothing)
     if not label_smoothing and weight is None and input.ndim == 2 and _check_class_targets(
             input, target, "cross_entropy", ignore_index):
         return CrossEntropy.apply(input, target, reduction)
@@ -613,6 +602,37 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                                                          class_dim) * (label_smoothing / input.shape[class_dim])
 
 
+def _cross_entropy_with_probabilities(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+                                      label_smoothing: float) -> Tensor:
+    """-sum over classes of target * log_softmax(input), in PyTorch's order of operations (its node names).
+
+    Any input shape cross_entropy takes, (C,), (N, C) or (N, C, d1, ...); "mean" divides by the number
+    of samples (input.numel() / C), not by the weights.
+    """
+    class_dim = 0 if input.ndim == 1 else 1
+    if input.ndim == 0:
+        raise IndexError("cross_entropy: the input has no class dimension; pass scores of shape (C,) or (N, C)")
+    if target.shape != input.shape:
+        batch_differs = input.ndim > 1 and target.ndim > 0 and target.shape[0] != input.shape[0]
+        raise (ValueError if batch_differs else RuntimeError)(
+            f"cross_entropy: a float target holds class probabilities and must have the input's shape, but got "
+            f"target of shape {list(target.shape)} for input of shape {list(input.shape)}; pass class indices "
+            f"as an int64 tensor instead"
+        )
+    classes = input.shape[class_dim]
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    products = input.log_softmax(class_dim) * target
+    if weight is not None:
+        products = products * weight.reshape([classes] + [1] * (input.ndim - class_dim - 1))
+    if reduction == "none":
+        return -products.sum(class_dim)
+    if reduction == "sum" or input.numel() == 0:
+        total = products.sum()
+        return -(total if reduction == "sum" else total.fill_(float("nan")))  # an empty mean is NaN
+    return DivScalar.apply(-products.sum(), _operand(input.numel() // classes))
+
+
 def _smoothing_term(log_probs: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str,
                     class_dim: int) -> Tensor:
     """PyTorch's label-smoothing part for class-index targets: -sum over classes of (weighted) log-probabilities.
@@ -624,7 +644,9 @@ def _smoothing_term(log_probs: Tensor, target: Tensor, weight: Tensor | None, ig
         shape[class_dim] = weight.shape[0]
         log_probs = log_probs * weight.reshape(shape)
     counted = target._data != ignore_index
-    smooth = -log_probs.sum(class_dim) * Tensor._wrap(counted.astype(log_probs._data.dtype))
+    # masked_fill, not a product with the mask: an ignored target's gradient is 0 even where the mean
+    # divides by a total weight of 0 (0 * inf would be NaN)
+    smooth = (-log_probs.sum(class_dim)).masked_fill(Tensor._wrap(~counted), 0.0)
     if reduction == "none":
         return smooth
     if reduction == "sum":
@@ -659,7 +681,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     safe = np.where(counts, t, 0)
     dtype = rows._data.dtype
     w = counts.astype(dtype) if weight is None else weight._data[safe].astype(dtype) * counts
-    return NllLoss.apply(rows, safe, w, reduction, tuple(target.shape))
+    return NllLoss.apply(rows, safe, w, counts, reduction, tuple(target.shape))
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,

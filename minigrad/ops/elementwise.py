@@ -181,6 +181,13 @@ class Div(Function):
                 sum_to(-grad * (a / b / b), shape_b) if need_b else None)
 
 
+class DivScalar(Div):
+    """PyTorch's ``div.Scalar`` overload, which its own C++ code records when it divides by a number
+    (as cross_entropy's mean over probability targets does); Python's ``x / 2`` is ``DivBackward0``."""
+
+    node_name = "DivBackward1"
+
+
 class Reciprocal(Function):
     """``1 / a``. PyTorch computes ``number / tensor`` as ``reciprocal(tensor) * number``:
     the saved value is this private result, so changing the tensor afterwards is allowed."""

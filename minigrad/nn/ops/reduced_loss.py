@@ -111,20 +111,24 @@ class BinaryCrossEntropyWithLogits(Function):
 class NllLoss(Function):
     """-weight[t_i] * rows[i, t_i] for (M, C) log-probabilities ``rows`` and M targets, reduced.
 
-    ``targets`` (class indices, ignored ones replaced by 0) and ``weights`` (the
-    weight of each row's target, 0 for ignored rows) are NumPy arrays computed
-    by ``F.nll_loss``. "mean" divides by the summed weights, as PyTorch does.
-    The backward puts ``-weight * grad`` at each row's target column
-    (``IndexAdd``, whose backward is indexing: differentiable again).
+    ``targets`` (class indices, ignored ones replaced by 0), ``weights`` (the
+    weight of each row's target, 0 for ignored rows) and ``counted`` (False for
+    ignored rows) are NumPy arrays computed by ``F.nll_loss``. "mean" divides by
+    the summed weights, as PyTorch does. The backward puts ``-weight * grad`` at
+    each counted row's target column (``IndexAdd``, whose backward is indexing:
+    differentiable again); an ignored row gets exactly 0, even when the mean
+    divided by a total weight of 0.
     """
 
     node_name = "NllLossBackward0"
 
     @staticmethod
-    def forward(ctx, rows, targets, weights, reduction, out_shape):
-        ctx.key, ctx.rows_shape = (np.arange(len(targets)), targets), rows.shape
-        ctx.weights, ctx.reduction, ctx.total = weights, reduction, weights.sum(dtype=weights.dtype)
-        losses = -rows._data[ctx.key] * weights
+    def forward(ctx, rows, targets, weights, counted, reduction, out_shape):
+        key = (np.arange(len(targets)), targets)
+        ctx.rows_shape, ctx.n, ctx.reduction, ctx.total = rows.shape, len(targets), reduction, weights.sum(dtype=weights.dtype)
+        ctx.counted = np.flatnonzero(counted)
+        ctx.counted_key, ctx.counted_weights = (ctx.counted, targets[ctx.counted]), weights[ctx.counted]
+        losses = -rows._data[key] * weights
         if reduction == "none":
             return Tensor._wrap(losses.reshape(out_shape))
         total = losses.sum(dtype=losses.dtype)
@@ -135,7 +139,7 @@ class NllLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        n = len(ctx.weights)
+        n = ctx.n
         if ctx.reduction == "none":
             per_row = grad.reshape(n)
         elif ctx.reduction == "sum":
@@ -143,8 +147,10 @@ class NllLoss(Function):
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
                 per_row = (grad / Tensor._wrap(np.asarray(ctx.total))).expand(n)
-        values = per_row * Tensor._wrap(-ctx.weights)
-        return IndexAdd.apply(values, ctx.key, ctx.rows_shape), None, None, None, None
+        if len(ctx.counted) < n:
+            per_row = per_row[ctx.counted]
+        values = per_row * Tensor._wrap(-ctx.counted_weights)
+        return IndexAdd.apply(values, ctx.counted_key, ctx.rows_shape), None, None, None, None, None
 
 
 class HuberLoss(Function):

@@ -1,0 +1,177 @@
+"""Rounding and remainders: floor, ceil, round, trunc, frac, ``%``, fmod and ``//``.
+
+A step function is flat between its jumps, so floor, ceil, round and trunc have
+derivative 0 (PyTorch's convention, also at the jumps), and ``frac(x) = x - trunc(x)``
+has derivative 1. The remainders follow from ``a = b * q + r``:
+
+    remainder(a, b) = a - b * floor(a / b)   (the sign of b, Python's %)     dr/da = 1, dr/db = -floor(a / b)
+    fmod(a, b)      = a - b * trunc(a / b)   (the sign of a, C's fmod)       dr/da = 1, dr/db = -trunc(a / b)
+
+PyTorch has no derivative for ``a // b`` or for ``number % tensor``: backward through
+them raises, here as there. Integer division by zero is PyTorch's RuntimeError
+("ZeroDivisionError"), where NumPy would quietly give 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import sum_to
+from minigrad.ops.elementwise import _array, _binary, _save_operands, _saved_operands, _shape
+from minigrad.tensor import Tensor
+
+
+def _zeros_like(grad: Tensor) -> Tensor:
+    return Tensor._wrap(np.zeros_like(grad._data))
+
+
+class Floor(Function):
+    node_name = "FloorBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        return Tensor._wrap(np.floor(x) if x.dtype.kind == "f" else x.copy())  # integers are already whole
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad)
+
+
+class Ceil(Floor):
+    node_name = "CeilBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        return Tensor._wrap(np.ceil(x) if x.dtype.kind == "f" else x.copy())
+
+
+class Trunc(Floor):
+    node_name = "TruncBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        return Tensor._wrap(np.trunc(x) if x.dtype.kind == "f" else x.copy())
+
+
+class Round(Function):
+    """Half to even, as PyTorch (and NumPy): round(2.5) = 2, round(3.5) = 4."""
+
+    node_name = "RoundBackward0"
+
+    @staticmethod
+    def forward(ctx, a, decimals):
+        x = a._data
+        if x.dtype.kind == "f":
+            return Tensor._wrap(np.round(x, decimals))
+        if decimals:  # PyTorch rounds integers only to whole numbers
+            raise NotImplementedError(f'"round_cpu" not implemented for {a.dtype} with decimals: call .float() first')
+        return Tensor._wrap(x.copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad), None
+
+
+class RoundDecimals(Round):
+    """``round(decimals=n)``: PyTorch's second overload, a node of its own name."""
+
+    node_name = "RoundBackward1"
+
+
+class Frac(Function):
+    """x - trunc(x), the fractional part with the sign of x; derivative 1."""
+
+    node_name = "FracBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        if x.dtype.kind != "f":
+            raise NotImplementedError(f'"frac_cpu" not implemented for {a.dtype}: call .float() first')
+        return Tensor._wrap(x - np.trunc(x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def _remainder(x, y):
+    """PyTorch's float remainder: fmod, moved to the sign of y (so 0 % -3 is 0.0, where NumPy gives -0.0)."""
+    if np.result_type(x, y).kind != "f":
+        return np.remainder(x, y)
+    r = np.fmod(x, y)
+    return np.where((r != 0) & ((np.asarray(y) < 0) != (r < 0)), r + y, r)
+
+
+def _divided(numpy_fn, a, b) -> Tensor:
+    """``numpy_fn(a, b)`` for %, fmod and //, refusing integer division by zero as PyTorch does."""
+    x, y = _array(a), _array(b)
+    if np.result_type(x, y).kind in "iub" and np.any(np.asarray(y) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _binary(numpy_fn, a, b)
+
+
+class Remainder(Function):
+    """``a % b`` for two tensors (Python's remainder: the sign of b)."""
+
+    node_name = "RemainderBackward1"
+    _operands = (0, 1)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _save_operands(ctx, a, b, ctx.needs_input_grad[1], ctx.needs_input_grad[1])
+        ctx.rounding = np.floor  # the quotient's rounding: floor for remainder, trunc for fmod
+        return _divided(_remainder, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = _saved_operands(ctx)
+        need_a, need_b = ctx.needs_input_grad
+        quotient = None
+        if need_b:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                quotient = Tensor._wrap(ctx.rounding(_array(a) / _array(b)).astype(grad._data.dtype))
+        return (sum_to(grad, ctx.shapes[0]) if need_a else None,
+                sum_to(-grad * quotient, ctx.shapes[1]) if need_b else None)
+
+
+class RemainderScalar(Remainder):
+    """``tensor % number``: PyTorch's Scalar overload, a node of its own name."""
+
+    node_name = "RemainderBackward0"
+
+
+class Fmod(Remainder):
+    """``fmod(a, b)`` for two tensors (C's fmod: the sign of a)."""
+
+    node_name = "FmodBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _save_operands(ctx, a, b, ctx.needs_input_grad[1], ctx.needs_input_grad[1])
+        ctx.rounding = np.trunc
+        return _divided(np.fmod, a, b)
+
+
+class FmodScalar(Fmod):
+    node_name = "FmodBackward0"
+
+
+class NotDifferentiable(Function):
+    """``a // b`` and ``number % tensor``: PyTorch records a node that has no derivative."""
+
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b, numpy_fn, op):
+        ctx.op = op
+        ctx.shapes = _shape(a), _shape(b)
+        return _divided(numpy_fn, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(f"derivative for aten::{ctx.op} is not implemented")
