@@ -841,15 +841,15 @@ class Tensor:
             raise RuntimeError(
                 f"result type {result.dtype} can't be cast to the desired output type {self.dtype}"
             )
-        # PyTorch's overlap rules: a tensor whose elements repeat in memory (an expand()) may, when
-        # the write is not recorded, be filled with a number (every alias gets it), and advanced
-        # setitem on it only warns; other writes into it are refused. fill_ reads its 0-d value
+        # PyTorch's overlap rules: a tensor whose elements repeat in memory (an expand()) may be
+        # filled with a number (every alias gets it, recorded or not), and, when the write is not
+        # recorded, advanced setitem on it only warns; other writes into it are refused. fill_ reads its 0-d value
         # first, so that value may alias self. A copy_ from exactly self's memory (same place, sizes,
         # strides, dtype) changes nothing: PyTorch returns before any check.
         written = (Ellipsis,)
         strides = self._data.strides
         same_window = op is _shape.Copy and _same_window(self._data, args[1]._data)
-        if not same_window and 0 in strides and self._data.size and (recording or op not in _FILLS_WITH_A_NUMBER) and any(
+        if not same_window and 0 in strides and self._data.size and op not in _FILLS_WITH_A_NUMBER and any(
             st == 0 and n > 1 for n, st in zip(self._data.shape, strides)
         ):
             if recording or op is not _shape.IndexPut:

@@ -422,3 +422,13 @@ def test_node_a_none_gradient_reaches_checks_its_saved_tensors():
     # returns None for e. torch still runs ExpBackward0, whose saved e is a newer version: RuntimeError
     check([leaf((1, 1)), ("unary", "exp", 0), ("setitem", 1, (None,), 0, None, True),
            ("func", "NoneGrad", (0, 1), ()), ("backward", 2, 0, None, False, None)])
+
+
+def test_fill_of_an_expand_of_a_graph_tensor():
+    # found by the long run, seed 7010: h.expand(2).fill_(2) with grad recorded is allowed in torch (every
+    # alias gets the number; CopySlices on h), and a backward through it then raises when the view's
+    # gradient is copied into its overlapping region; minigrad refused the fill_
+    check([leaf(()), ("where", 0, 0, 0), leaf((), False), ("node_hook", 1, "pre", None), leaf((), False),
+           ("view", "expand", 1, ((2,),)), ("inplace", "fill_", 4, None, 2.0, False)])
+    check([leaf((1,)), ("unary", "scale", 0), ("view", "expand", 1, ((2,),)), ("inplace", "zero_", 2, None, None, False),
+           ("backward", 1, 0, None, False, None)])

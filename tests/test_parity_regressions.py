@@ -2184,3 +2184,23 @@ def test_a_remainder_gradient_is_differentiable_again():
         (ga.sum() + gb.sum()).backward()
         return ga, gb, a.grad, b.grad
     same(prog)
+
+
+@pytest.mark.parametrize("op", ["fill_", "zero_", "mul_", "fill_ with a tensor", "copy_"])
+@pytest.mark.parametrize("then", ["backward of the base", "backward of the view", "nothing"])
+def test_writing_a_number_into_an_expand_of_a_graph_tensor(op, then):
+    """The long run's seed 7010: fill_/zero_ of h.expand(2), h in a graph, is recorded in PyTorch (every
+    alias gets the number); a backward through it raises when CopySlices copies the view's gradient into
+    its overlapping region. Other writes into an expand are refused at once."""
+    def prog(lib):
+        x = lib.tensor([0.5], requires_grad=True)
+        h = x * 1
+        v = h.expand(2)
+        write = {"fill_": lambda: v.fill_(2.0), "zero_": lambda: v.zero_(), "mul_": lambda: v.mul_(2),
+                 "fill_ with a tensor": lambda: v.fill_(lib.tensor(3.0, requires_grad=True)),
+                 "copy_": lambda: v.copy_(lib.tensor([1.0, 2.0]))}[op]
+        steps = [_outcome(write), h, None if v.grad_fn is None else v.grad_fn.name()]
+        if then != "nothing":
+            steps.append(_outcome(lambda: (h if then.endswith("base") else v).sum().backward()))
+        return steps + [x.grad]
+    same(prog)

@@ -647,8 +647,16 @@ class CopySlices(Function):
         results = list(fn._run_backward(grads))
         of_view = results.pop(ctx.view_input)
         grad_base = None
+        if of_view is None and not ctx.needs_input_grad[0]:
+            return (None, None, None, None, *results)
+        outside, region = _filled_with_region(grad.shape, ctx.order, grad._data.dtype, ctx.steps, 1)
+        if of_view is not None and any(st == 0 and n > 1 for n, st in zip(region.shape, region.strides)):
+            # PyTorch copies the view's gradient into that region of the base's: impossible for an expand()
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a single "
+                "memory location. Please clone() the tensor before performing the operation."
+            )
         if ctx.needs_input_grad[0]:
-            outside, region = _filled_with_region(grad.shape, ctx.order, grad._data.dtype, ctx.steps, 1)
             region[...] = 0
             grad_base = grad * Tensor._wrap(outside)
             if of_view is not None:
