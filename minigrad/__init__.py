@@ -18,7 +18,7 @@ from minigrad.tensor import Size, Tensor
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.device import device, get_default_device, set_default_device
 from minigrad.creation import (
-    arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
     rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from minigrad.functional_ops import (

@@ -58,7 +58,22 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     if array.dtype == object:
         raise ValueError("expected sequence of equal-length lists of numbers to make a tensor")
     want = dtypes.to_numpy_dtype(dtype) if dtype is not None else _infer_dtype(data, array)
+    if want.kind in "iub" and array.dtype.kind == "f" and not np.isfinite(array).all():
+        raise RuntimeError(f"value cannot be converted to type {dtypes.from_numpy_dtype(want)} without overflow: "
+                           f"the data holds inf or NaN")
     return _new(array.astype(want, copy=False) if array.dtype != want else array, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, sharing memory and history where it can: a tensor of the requested dtype
+    is returned itself (another dtype: ``data.to(dtype)``, still in the graph), a NumPy array of a
+    dtype minigrad has shares its memory; anything else is copied, as ``tensor(data)``."""
+    resolve_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_numpy_dtype(dtype) == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -68,7 +83,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def _shape(size: tuple) -> tuple:
-    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    if any(n < 0 for n in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+    return shape
 
 
 def _dtype(dtype) -> np.dtype:
@@ -187,6 +205,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     resolve_device(device)
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:  # NumPy gives an empty array
+        raise RuntimeError(f"upper bound and lower bound inconsistent with step sign: arange({start}, {end}, {step})")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = dtypes.default_float if is_float else dtypes.int64

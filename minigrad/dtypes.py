@@ -93,6 +93,8 @@ def result_type(a, b) -> np.dtype:
                 return b.dtype if a.ndim == 0 else a.dtype
             return np.promote_types(a.dtype, b.dtype)
         return a.dtype if ka > kb else b.dtype
+    if not (a_is_array or b_is_array):  # two Python numbers (where(c, 1, 0.5)): the higher category wins
+        return result_type(np.asarray(a, dtype=_scalar_dtype(a)), b)
     array, scalar = (a, b) if a_is_array else (b, a)
     k_array = _CATEGORY[array.dtype.kind]
     if isinstance(scalar, (builtins.bool, np.bool_)):
@@ -104,6 +106,13 @@ def result_type(a, b) -> np.dtype:
     if k_scalar <= k_array:
         return array.dtype
     return default_float.numpy if k_scalar == 2 else np.dtype(np.int64)
+
+
+def _scalar_dtype(x) -> np.dtype:
+    """The dtype PyTorch gives a Python number on its own: bool, int64 or the default float."""
+    if isinstance(x, (builtins.bool, np.bool_)):
+        return bool_.numpy
+    return default_float.numpy if isinstance(x, (builtins.float, np.floating)) else np.dtype(np.int64)
 
 
 # Tensor.type(): PyTorch's legacy tensor-type names ('torch.FloatTensor'); minigrad says 'minigrad.FloatTensor'.

@@ -8,7 +8,7 @@ import numpy as np
 
 from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 
-from minigrad.ops import elementwise, linalg, reduction, shape, softmax as _softmax
+from minigrad.ops import elementwise, linalg, reduction, shape
 from minigrad.ops.broadcast import broadcast_error
 from minigrad.tensor import Size, Tensor, _operand
 
@@ -70,12 +70,12 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     return result if out is None else write_out("pow", result, out)
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:
-    return _softmax.Softmax.apply(input, dim)
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    return input.softmax(dim, dtype)
 
 
-def log_softmax(input: Tensor, dim: int) -> Tensor:
-    return _softmax.LogSoftmax.apply(input, dim)
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    return input.log_softmax(dim, dtype)
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:

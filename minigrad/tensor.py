@@ -705,11 +705,11 @@ class Tensor:
     def maximum(self, other: "Tensor") -> "Tensor":
         return _ew.Maximum.apply(self, _argument("maximum", other))
 
-    def softmax(self, dim: int) -> "Tensor":
-        return _softmax.Softmax.apply(self, dim)
+    def softmax(self, dim: int, dtype=None) -> "Tensor":
+        return _softmax.Softmax.apply(self if dtype is None else self.to(dtype), dim)
 
-    def log_softmax(self, dim: int) -> "Tensor":
-        return _softmax.LogSoftmax.apply(self, dim)
+    def log_softmax(self, dim: int, dtype=None) -> "Tensor":
+        return _softmax.LogSoftmax.apply(self if dtype is None else self.to(dtype), dim)
 
     # -- reductions -----------------------------------------------------------------
     def sum(self, dim=None, keepdim: bool = False) -> "Tensor":

@@ -2204,3 +2204,45 @@ def test_writing_a_number_into_an_expand_of_a_graph_tensor(op, then):
             steps.append(_outcome(lambda: (h if then.endswith("base") else v).sum().backward()))
         return steps + [x.grad]
     same(prog)
+
+
+# -- 18. creating tensors: what each creation function accepts and refuses ------------------------------
+_CREATIONS = {
+    "arange(0, 5, 0)": lambda lib: lib.arange(0, 5, 0), "arange(0, 5, -1)": lambda lib: lib.arange(0, 5, -1),
+    "arange(5, 0, -2)": lambda lib: lib.arange(5, 0, -2), "arange(3, 3)": lambda lib: lib.arange(3, 3),
+    "zeros(-1)": lambda lib: lib.zeros(-1), "ones(2, -3)": lambda lib: lib.ones(2, -3),
+    "as_tensor(list)": lambda lib: lib.as_tensor([1, 2]), "as_tensor(list, float32)": lambda lib: lib.as_tensor([1, 2], dtype=lib.float32),
+    "tensor(nan, int64)": lambda lib: lib.tensor(float("nan"), dtype=lib.int64),
+    "tensor([1.5, inf], int64)": lambda lib: lib.tensor([1.5, float("inf")], dtype=lib.int64),
+    "tensor([1.7, -1.7], int64)": lambda lib: lib.tensor([1.7, -1.7], dtype=lib.int64),
+    "where(c, 1, 0)": lambda lib: lib.where(lib.tensor([True, False]), 1, 0),
+    "where(c, 1., 0)": lambda lib: lib.where(lib.tensor([True, False]), 1.0, 0),
+    "where(c, True, False)": lambda lib: lib.where(lib.tensor([True, False]), True, False),
+    "softmax of ints": lambda lib: lib.tensor([0, 1]).softmax(0),
+    "log_softmax of ints": lambda lib: lib.tensor([0, 1]).log_softmax(0),
+    "softmax of ints, dtype=": lambda lib: lib.tensor([0, 1]).softmax(0, dtype=lib.float64),
+    "softmax(x, 0, float64)": lambda lib: lib.softmax(lib.tensor([0, 1]), 0, dtype=lib.float64),
+}
+
+
+@pytest.mark.parametrize("call", sorted(_CREATIONS))
+def test_creation_functions(call):
+    """Found by a sweep of creation functions against torch: arange's zero or wrong-signed step, negative
+    sizes and inf/NaN converted to an integer dtype are RuntimeErrors in torch (minigrad raised other
+    types or gave garbage); as_tensor was missing; where() of two numbers failed; softmax of integers is
+    PyTorch's NotImplementedError."""
+    def prog(lib):
+        out = _CREATIONS[call](lib)
+        return out, str(out.dtype).split(".")[-1]
+    same(prog)
+
+
+def test_as_tensor_shares_what_it_can():
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        array = np.array([1.0, 2.0])
+        y = lib.as_tensor(array)
+        array[0] = 5.0  # shared memory: y sees it
+        z = lib.as_tensor(x, dtype=lib.float64)
+        return lib.as_tensor(x) is x, y, z.grad_fn is not None, str(z.dtype).split(".")[-1]
+    same(prog)

@@ -20,11 +20,17 @@ def _shifted(a: Tensor, dim: int) -> np.ndarray:
     return x - x.max(axis=dim, keepdims=True) if x.size else x
 
 
+def _check_float(a: Tensor, name: str) -> None:
+    if a._data.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}" not implemented for {a.dtype}: call .float() first, or pass dtype=')
+
+
 class Softmax(Function):
     node_name = "SoftmaxBackward0"
 
     @staticmethod
     def forward(ctx, a, dim):
+        _check_float(a, "softmax")
         ctx.dim = wrap_dim(dim, a.ndim)
         if a._data.dtype.kind == "f" and a.ndim:  # the fused kernel: one pass per row
             out = Tensor._wrap(kernels.softmax_forward(a._data, axis=ctx.dim))
@@ -57,6 +63,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, a, dim):
+        _check_float(a, "log_softmax")
         ctx.dim = wrap_dim(dim, a.ndim)
         if a._data.dtype.kind == "f" and a.ndim:  # the kernel: Numba row loops around NumPy's exp
             out = Tensor._wrap(kernels.log_softmax_forward(a._data, axis=ctx.dim))
