@@ -796,8 +796,19 @@ class Tensor:
     def clone(self) -> "Tensor":
         return _shape.Clone.apply(self)
 
+    def stride(self, dim: int | None = None):
+        """How many elements apart neighbours lie in memory, per dimension (NumPy counts bytes)."""
+        strides = tuple(step // self._data.itemsize for step in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self.ndim)]
+
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in memory row after row, as those of a new tensor of this shape do
+        (dimensions of size 1 do not count). ``view`` needs it more often than not."""
+        return self._data.flags.c_contiguous
+
     def contiguous(self) -> "Tensor":
-        return self
+        """This tensor if it is contiguous, else a contiguous copy (recorded, as PyTorch's clone)."""
+        return self if self._data.flags.c_contiguous else _shape.Contiguous.apply(self)
 
     def __getitem__(self, key) -> "Tensor":
         return _shape.index(self, key)
@@ -944,8 +955,9 @@ class Tensor:
                 ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
                 target.copy_(value.reshape(value.shape[ones:]).expand(target.shape))
         else:
-            for entry in index:
-                _shape.check_step(entry)
+            # PyTorch's order: the basic entries select a view first (a CopySlices target, unless
+            # it is self), then index_put_ writes the index arrays' part of it
+            target, index = _shape.sliced(self, index)
             if isinstance(value, Tensor) and value._data.dtype != self._data.dtype and _same_dtype_needed(index, value):
                 raise RuntimeError(
                     "Index put requires the source and destination dtypes match, got "
@@ -957,7 +969,7 @@ class Tensor:
                 # (an empty one overlaps nothing), where the same tensor is always a full overlap.
                 ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
                 value = value.reshape(value.shape[ones:])
-            self._inplace(_shape.IndexPut, index, value)
+            target._inplace(_shape.IndexPut, index, value)
 
     __iadd__ = add_
     __isub__ = sub_

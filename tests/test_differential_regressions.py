@@ -432,3 +432,11 @@ def test_fill_of_an_expand_of_a_graph_tensor():
            ("view", "expand", 1, ((2,),)), ("inplace", "fill_", 4, None, 2.0, False)])
     check([leaf((1,)), ("unary", "scale", 0), ("view", "expand", 1, ((2,),)), ("inplace", "zero_", 2, None, None, False),
            ("backward", 1, 0, None, False, None)])
+
+
+def test_advanced_setitem_with_an_integer_apart_from_the_index_array():
+    # found by the long run, seed 7013: x[0, None, [0, 1]] = v, where v = x[0, None, [0, 0]]; NumPy reads
+    # the 0 as an index array too and wants a value of shape (2, 1); torch selects x[0, None] first
+    check([leaf((1, 2), False), leaf((1, 1, 1), False), ("index", 0, (("mask", 0),)),
+           ("index", 0, (0, None, ("list", (0, 0)))), leaf((), False), ("detach", 0),
+           ("setitem", 0, (0, None, ("list", (0, 1))), 3, None, True)])

@@ -2246,3 +2246,31 @@ def test_as_tensor_shares_what_it_can():
         z = lib.as_tensor(x, dtype=lib.float64)
         return lib.as_tensor(x) is x, y, z.grad_fn is not None, str(z.dtype).split(".")[-1]
     same(prog)
+
+
+# -- 19. advanced setitem: the basic entries select a view first, as PyTorch's applySlicing ------------
+_ADVANCED_KEYS = {
+    "[1:, [0,1]]": (slice(1, None), [0, 1]), "[:, [0,1]]": (slice(None), [0, 1]), "[[0,1]]": ([0, 1],),
+    "[0, [0,1]]": (0, [0, 1]), "[[0,1], 0]": ([0, 1], 0), "[0, None, [0,1]]": (0, None, [0, 1]),
+    "[None, [0,1]]": (None, [0, 1]), "[..., [0,1]]": (Ellipsis, [0, 1]), "[[0,1], :, 0]": ([0, 1], slice(None), 0),
+    "[1, :, [0,1]]": (1, slice(None), [0, 1]), "[mask]": "mask", "[0, mask]": "mask0",
+    "[:, 1:, [1,0]]": (slice(None), slice(1, None), [1, 0]), "[[0,1], 1:, [1,0]]": ([0, 1], slice(1, None), [1, 0]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(_ADVANCED_KEYS))
+def test_advanced_setitem_writes_into_the_view_its_basic_entries_select(key):
+    """The long run's seed 7013: x[0, None, [0, 1]] = v raised in minigrad, which let NumPy read the
+    integer as an index array (moving the dimensions); PyTorch selects x[0, None] first and writes
+    [:, [0, 1]] into it, so the base's grad_fn is CopySlices whenever that view is not x itself."""
+    def prog(lib):
+        x = lib.arange(24.).reshape(2, 3, 4).requires_grad_()
+        h = x * 1
+        spec = _ADVANCED_KEYS[key]
+        k = {"mask": (h > 10,), "mask0": (0, h[0] > 3)}[spec] if isinstance(spec, str) else \
+            tuple(lib.tensor(e) if isinstance(e, list) else e for e in spec)
+        shape = tuple(h[k].shape)
+        h[k] = -lib.arange(float(np.prod(shape))).reshape(shape)
+        (h * lib.arange(24.).reshape(2, 3, 4)).sum().backward()
+        return shape, h.grad_fn.name(), h, x.grad
+    same(prog)

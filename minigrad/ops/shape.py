@@ -325,18 +325,28 @@ def is_basic(key: tuple) -> bool:
 def index(a: Tensor, key, for_write: bool = False) -> Tensor:
     """``a[key]``, as PyTorch computes it.
 
-    Entry by entry, a chain of views: ``Select`` for an integer, ``Slice`` for
-    a slice (skipped when it keeps the whole dimension, unless it is the whole
-    key), ``Unsqueeze`` for None, ``Alias`` if nothing is left to do. Lists,
-    arrays, tensors and bools are advanced indexing: after the views, one
-    ``Index`` node takes them all, and its result is a copy.
+    Entry by entry, a chain of views (``sliced``): ``Select`` for an integer,
+    ``Slice`` for a slice (skipped when it keeps the whole dimension, unless it
+    is the whole key), ``Unsqueeze`` for None, ``Alias`` if nothing is left to
+    do. Lists, arrays, tensors and bools are advanced indexing: after the
+    views, one ``Index`` node takes them all, and its result is a copy.
     ``for_write``: the target of ``a[key] = value``, where PyTorch skips every
     whole-dimension slice and writes into ``a`` itself when nothing is left.
     """
-    entries = normalize_index(key)
     if type(key) is slice and not for_write:
         check_step(key)
         return Slice.apply(a, 0, key)
+    out, advanced = sliced(a, normalize_index(key))
+    if any(isinstance(k, np.ndarray) for k in advanced):
+        return Index.apply(out, advanced)
+    return Alias.apply(a) if out is a and not for_write else out
+
+
+def sliced(a: Tensor, entries: tuple) -> tuple:
+    """PyTorch's ``applySlicing``: the view that the basic entries of a key select (or ``a`` itself,
+    when every slice keeps its whole dimension), and the key that is left for that view, with the
+    index arrays where their dimensions now are. ``a[i, :, [0, 1]] = v`` writes ``[:, [0, 1]]`` into
+    the view ``a[i]``; NumPy would read the integer as an index array too, and move the dimensions."""
     consumed = sum(_dims_consumed(k) for k in entries)
     if consumed > a.ndim:
         raise IndexError(f"too many indices for tensor of dimension {a.ndim}")
@@ -344,7 +354,7 @@ def index(a: Tensor, key, for_write: bool = False) -> Tensor:
     if at is not None:
         entries = entries[:at] + (slice(None),) * (a.ndim - consumed) + entries[at + 1:]
     out, dim, source_dim = a, 0, 0  # the next entry indexes dimension dim of out, source_dim of a
-    advanced = []  # what is left for the final Index, one entry per entry of the key
+    advanced = []  # what is left for the view, one entry per entry of the key
     for k in entries:
         if k is None:
             out = Unsqueeze.apply(out, dim)
@@ -366,9 +376,7 @@ def index(a: Tensor, key, for_write: bool = False) -> Tensor:
         else:
             advanced.append(k)
             dim, source_dim = dim + _dims_consumed(k), source_dim + _dims_consumed(k)
-    if any(isinstance(k, np.ndarray) for k in advanced):
-        return Index.apply(out, tuple(advanced))
-    return Alias.apply(a) if out is a and not for_write else out
+    return out, tuple(advanced)
 
 
 def _keeps_whole(k: slice, n: int) -> bool:
@@ -675,6 +683,20 @@ class ToCopy(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.to(ctx.input_dtype), None
+
+
+class Contiguous(Function):
+    """``x.contiguous()`` of a tensor that is not: a row-major copy (PyTorch's node is a clone's)."""
+
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return Tensor._wrap(np.ascontiguousarray(a._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
 
 
 class Clone(Function):
