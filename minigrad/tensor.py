@@ -669,11 +669,13 @@ class Tensor:
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
-    def all(self) -> "Tensor":
-        return Tensor._wrap(np.asarray(self._data.all()))
+    def all(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """Whether every element (along ``dim``) is nonzero: a bool tensor, no gradient."""
+        return _red.logical_reduce(np.all, self, dim, keepdim)
 
-    def any(self) -> "Tensor":
-        return Tensor._wrap(np.asarray(self._data.any()))
+    def any(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """Whether some element (along ``dim``) is nonzero: a bool tensor, no gradient."""
+        return _red.logical_reduce(np.any, self, dim, keepdim)
 
     # -- elementwise functions ------------------------------------------------------
     def exp(self) -> "Tensor":

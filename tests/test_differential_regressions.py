@@ -440,3 +440,9 @@ def test_advanced_setitem_with_an_integer_apart_from_the_index_array():
     check([leaf((1, 2), False), leaf((1, 1, 1), False), ("index", 0, (("mask", 0),)),
            ("index", 0, (0, None, ("list", (0, 0)))), leaf((), False), ("detach", 0),
            ("setitem", 0, (0, None, ("list", (0, 1))), 3, None, True)])
+
+
+def test_view_of_an_index_select_result():
+    # found by the long run, seed 7012: x.index_select(1, [0, 0]) of a (2, 1) x, then .view(4): torch's
+    # result is row-major, NumPy's take along dim 1 was not, so minigrad's view raised
+    check([leaf((2, 1), False), ("shape_op", "index_select", 0, (1, (0, 0))), ("view", "view", 1, ((4,),))])

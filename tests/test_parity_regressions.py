@@ -2274,3 +2274,44 @@ def test_advanced_setitem_writes_into_the_view_its_basic_entries_select(key):
         (h * lib.arange(24.).reshape(2, 3, 4)).sum().backward()
         return shape, h.grad_fn.name(), h, x.grad
     same(prog)
+
+
+# -- 20. the memory layout of new tensors: what view() and flatten() can do with them ------------------
+_LAYOUT_INPUTS = {
+    "contiguous": lambda lib: lib.arange(24.).reshape(2, 3, 4),
+    "permuted": lambda lib: lib.arange(24.).reshape(2, 3, 4).permute(2, 0, 1),
+    "transposed": lambda lib: lib.arange(24.).reshape(2, 3, 4).transpose(0, 2),
+    "strided slice": lambda lib: lib.arange(24.).reshape(2, 3, 4)[:, :, ::2],
+    "expand": lambda lib: lib.arange(4.).expand(3, 4),
+}
+_LAYOUT_OPS = {
+    "exp": lambda lib, x: x.exp(), "x + x": lambda lib, x: x + x, "x * 2": lambda lib, x: x * 2,
+    "sum(0)": lambda lib, x: x.sum(0), "sum(1)": lambda lib, x: x.sum(1), "sum(-1, keepdim)": lambda lib, x: x.sum(-1, keepdim=True),
+    "mean(1)": lambda lib, x: x.mean(1), "max(1)": lambda lib, x: x.max(1).values, "argmax(1)": lambda lib, x: x.argmax(1),
+    "prod(1)": lambda lib, x: x.prod(1), "var(1)": lambda lib, x: x.var(1), "std(0)": lambda lib, x: x.std(0),
+    "norm(dim=1)": lambda lib, x: x.norm(dim=1), "logsumexp(1)": lambda lib, x: x.logsumexp(1),
+    "cumsum(1)": lambda lib, x: x.cumsum(1), "softmax(1)": lambda lib, x: x.softmax(1), "log_softmax(0)": lambda lib, x: x.log_softmax(0),
+    "index_select(1)": lambda lib, x: x.index_select(1, lib.tensor([0, 1])), "gather": lambda lib, x: x.gather(1, lib.zeros(x.shape, dtype=lib.int64)),
+    "flip(0)": lambda lib, x: x.flip(0), "roll(1, 1)": lambda lib, x: x.roll(1, 1), "repeat": lambda lib, x: x.repeat(1, 2, 1),
+    "clone": lambda lib, x: x.clone(), "contiguous": lambda lib, x: x.contiguous(), "double()": lambda lib, x: x.double(),
+    "where": lambda lib, x: lib.where(x > 2, x, 0.), "tril": lambda lib, x: x.tril(), "masked_fill": lambda lib, x: x.masked_fill(x > 3, 0.),
+    "matmul": lambda lib, x: x @ lib.ones(x.shape[-1], 2), "cat(1)": lambda lib, x: lib.cat([x, x], 1), "all(1)": lambda lib, x: (x > 0).all(1),
+    "floor": lambda lib, x: x.floor(), "x % 3": lambda lib, x: x % 3,
+}
+
+
+@pytest.mark.parametrize("op", sorted(_LAYOUT_OPS))
+@pytest.mark.parametrize("layout", sorted(_LAYOUT_INPUTS))
+def test_new_tensors_are_laid_out_as_pytorch_lays_them_out(op, layout):
+    """The long run's seed 7012: x.index_select(1, i).view(4) raised in minigrad (NumPy's result of the
+    index was not row-major; torch's is); reductions, cumsum, roll, tril, masked_fill gave transposed
+    results of transposed inputs where torch's are row-major, and clone/flip/to() did not keep a
+    permuted input's layout as torch's do. The layout decides whether view() works and whether
+    flatten() is a view, so an in-place change of the flattened tensor reaches the original or not."""
+    def prog(lib):
+        out = _LAYOUT_OPS[op](lib, _LAYOUT_INPUTS[layout](lib))
+        strides = tuple(step for step, n in zip(out.stride(), out.shape) if n > 1)
+        flat = out.flatten()
+        return (tuple(out.shape), strides, out.is_contiguous(), _outcome(lambda: out.view(-1)),
+                flat.data_ptr() == out.data_ptr() if out.numel() > 1 else None)
+    same(prog)

@@ -72,7 +72,7 @@ class Gather(Function):
         _check_bounds(idx, a.shape[d] if a.ndim else 1, d)
         ctx.dim, ctx.input_shape = d, a.shape
         ctx.save_for_backward(index, a)  # a only for PyTorch's version check: it saves self too
-        return Tensor._wrap(a._data[full_index(idx, d)] if a.ndim else a._data.copy())
+        return Tensor._wrap(np.asarray(a._data[full_index(idx, d)], order="C") if a.ndim else a._data.copy())
 
     @staticmethod
     def backward(ctx, grad):
@@ -134,7 +134,7 @@ class IndexSelect(Function):
             raise IndexError(f"index out of range in self (dimension {d} has size {size})")
         ctx.dim, ctx.input_shape = d, a.shape
         ctx.save_for_backward(index)
-        return Tensor._wrap(a._data[_select_key(idx, d)] if a.ndim else a._data.copy())
+        return Tensor._wrap(np.asarray(a._data[_select_key(idx, d)], order="C") if a.ndim else a._data.copy())
 
     @staticmethod
     def backward(ctx, grad):
@@ -168,7 +168,7 @@ class MaskedFill(Function):
             raise broadcast_error(a.shape, mask.shape) from None
         ctx.input_shape = a.shape
         ctx.save_for_backward(mask)
-        return Tensor._wrap(out)
+        return Tensor._wrap(np.asarray(out, order="C"))
 
     @staticmethod
     def backward(ctx, grad):

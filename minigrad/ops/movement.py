@@ -14,7 +14,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import normalize_dims, wrap_dim
-from minigrad.ops.shape import Cat, Stack, view_of
+from minigrad.ops.shape import Cat, Stack, copy_keeping_layout, view_of
 from minigrad.tensor import Tensor
 
 
@@ -143,7 +143,7 @@ class Flip(Function):
         if len(set(ctx.dims)) != len(ctx.dims):
             repeated = next(d for d in ctx.dims if ctx.dims.count(d) > 1)
             raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
-        return Tensor._wrap(np.flip(a._data, ctx.dims).copy())
+        return Tensor._wrap(copy_keeping_layout(np.flip(a._data, ctx.dims)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -162,14 +162,14 @@ class Roll(Function):
             if len(shifts) != 1:
                 raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
             ctx.shifts, ctx.dims = shifts, None
-            return Tensor._wrap(np.roll(a._data, shifts[0]))  # over the flattened tensor
+            return Tensor._wrap(np.asarray(np.roll(a._data, shifts[0]), order="C"))  # over the flattened tensor
         dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
         if a.ndim == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions: roll a 0-d tensor without dims")
         ctx.shifts, ctx.dims = shifts, normalize_dims(dims, a.ndim)
-        return Tensor._wrap(np.roll(a._data, shifts, ctx.dims))
+        return Tensor._wrap(np.asarray(np.roll(a._data, shifts, ctx.dims), order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -187,7 +187,7 @@ class Tril(Function):
         if a.ndim < 2:
             raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (got {a.ndim}-D)")
         ctx.diagonal = diagonal
-        return Tensor._wrap(np.tril(a._data, int(diagonal)))
+        return Tensor._wrap(np.asarray(np.tril(a._data, int(diagonal)), order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -204,7 +204,7 @@ class Triu(Function):
         if a.ndim < 2:
             raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (got {a.ndim}-D)")
         ctx.diagonal = diagonal
-        return Tensor._wrap(np.triu(a._data, int(diagonal)))
+        return Tensor._wrap(np.asarray(np.triu(a._data, int(diagonal)), order="C"))
 
     @staticmethod
     def backward(ctx, grad):

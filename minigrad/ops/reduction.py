@@ -34,7 +34,7 @@ class Sum(Function):
         out = a._data.sum(axis=ctx.dims, keepdims=keepdim)
         if out.dtype.kind in "bi":
             out = out.astype(np.int64)  # PyTorch sums integers and booleans as int64
-        return Tensor._wrap(np.asarray(out))
+        return Tensor._wrap(np.asarray(out, order="C"))  # a new tensor is row-major, as in PyTorch
 
     @staticmethod
     def backward(ctx, grad):
@@ -58,7 +58,7 @@ class Mean(Function):
         ctx.keepdim = keepdim
         ctx.count = int(np.prod([a.shape[d] for d in ctx.dims], dtype=np.int64))
         with np.errstate(invalid="ignore", divide="ignore"):
-            return Tensor._wrap(np.asarray(a._data.mean(axis=ctx.dims, keepdims=keepdim)))
+            return Tensor._wrap(np.asarray(a._data.mean(axis=ctx.dims, keepdims=keepdim), order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -129,12 +129,12 @@ class MaxDim(Function):
         if not keepdim:
             values, indices = values.squeeze(d), indices.squeeze(d)
         ctx.dim, ctx.keepdim, ctx.input_shape = d, keepdim, a.shape
-        indices = Tensor._wrap(indices.astype(np.int64))
+        indices = Tensor._wrap(np.asarray(indices, dtype=np.int64, order="C"))
         ctx.mark_non_differentiable(indices)
         # PyTorch saves the indices output: freed after backward (a second one raises), and
         # changing them in place before backward is a version-counter error, not a wrong gradient
         ctx.save_for_backward(indices)
-        return Tensor._wrap(values), indices
+        return Tensor._wrap(np.asarray(values, order="C")), indices
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
@@ -180,4 +180,10 @@ def argmax(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True) -> 
     if dim is None:
         return Tensor._wrap(np.asarray(pick(a._data), dtype=np.int64))
     (d,) = normalize_dims(dim, a.ndim)
-    return Tensor._wrap(np.asarray(pick(a._data, axis=d, keepdims=keepdim), dtype=np.int64))
+    return Tensor._wrap(np.asarray(pick(a._data, axis=d, keepdims=keepdim), dtype=np.int64, order="C"))
+
+
+def logical_reduce(reduce, a: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """``all``/``any`` over ``dim`` (an int or a tuple; None: every element), as a bool tensor."""
+    axes = None if dim is None else normalize_dims(dim, a.ndim)
+    return Tensor._wrap(np.asarray(reduce(a._data, axis=axes, keepdims=keepdim and dim is not None), order="C"))

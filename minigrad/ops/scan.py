@@ -37,7 +37,7 @@ class Cumsum(Function):
         ctx.dim = wrap_dim(dim, a.ndim)
         if a.ndim == 0:
             return Tensor._wrap(_integer_as_long(a._data.copy()))
-        return Tensor._wrap(_integer_as_long(np.cumsum(a._data, axis=ctx.dim)))
+        return Tensor._wrap(np.asarray(_integer_as_long(np.cumsum(a._data, axis=ctx.dim)), order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -126,7 +126,7 @@ class Prod(Function):
             out = Tensor._wrap(_integer_as_long(a._data.copy()))
         else:
             ctx.dim = wrap_dim(dim, a.ndim)
-            out = Tensor._wrap(np.asarray(_integer_as_long(np.prod(a._data, axis=ctx.dim, keepdims=keepdim))))
+            out = Tensor._wrap(np.asarray(_integer_as_long(np.prod(a._data, axis=ctx.dim, keepdims=keepdim)), order="C"))
         ctx.keepdim = keepdim
         ctx.save_for_backward(a, out)
         return out

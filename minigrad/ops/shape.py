@@ -239,7 +239,7 @@ class Cat(Function):
         ctx.dim, ctx.sizes = d, [t.shape[d] for t in tensors]
         out = np.concatenate([t._data for t in tensors], axis=d)
         # PyTorch's result is new contiguous memory (NumPy may follow its inputs' layout instead)
-        return Tensor._wrap(np.ascontiguousarray(out, dtype=_promote_all(tensors)))
+        return Tensor._wrap(np.asarray(out, dtype=_promote_all(tensors), order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -280,7 +280,7 @@ class Stack(Function):
                 )
         ctx.dim = wrap_dim(dim, tensors[0].ndim + 1)
         out = np.stack([t._data for t in tensors], axis=ctx.dim)
-        return Tensor._wrap(np.ascontiguousarray(out, dtype=_promote_all(tensors)))  # contiguous, as cat's
+        return Tensor._wrap(np.asarray(out, dtype=_promote_all(tensors), order="C"))  # contiguous, as cat's
 
     @staticmethod
     def backward(ctx, grad):
@@ -457,7 +457,8 @@ class Index(Function):
     def forward(ctx, a, key):
         ctx.input_shape = a.shape
         _save_key(ctx, key)
-        return Tensor._wrap(np.asarray(a._data[key]))
+        out = a._data[key]  # (PyTorch keeps a row-major input's result row-major; NumPy may not)
+        return Tensor._wrap(np.asarray(out, order="C") if a._data.flags.c_contiguous else out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -678,11 +679,30 @@ class ToCopy(Function):
     @staticmethod
     def forward(ctx, a, numpy_dtype):
         ctx.input_dtype = a._data.dtype
-        return Tensor._wrap(a._data.astype(numpy_dtype))
+        return Tensor._wrap(copy_keeping_layout(a._data, numpy_dtype))
 
     @staticmethod
     def backward(ctx, grad):
         return grad.to(ctx.input_dtype), None
+
+
+def copy_keeping_layout(array: np.ndarray, dtype=None) -> np.ndarray:
+    """A copy laid out in memory as ``array`` is (PyTorch's preserve_format, what clone() and to()
+    do), so a transposed tensor's clone is still transposed; an array with gaps or repeats (a slice
+    with a step, an expand()) gives a row-major copy."""
+    dense = _dense(array)
+    return array.astype(dtype or array.dtype, order="K" if dense else "C", copy=True)
+
+
+def _dense(array: np.ndarray) -> bool:
+    """No gaps and no repeats in memory: some order of the dimensions is row-major."""
+    expected = array.itemsize
+    for n, step in sorted(zip(array.shape, array.strides), key=lambda pair: abs(pair[1])):
+        if n != 1:
+            if abs(step) != expected:
+                return False
+            expected *= n
+    return True
 
 
 class Contiguous(Function):
@@ -692,7 +712,7 @@ class Contiguous(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return Tensor._wrap(np.ascontiguousarray(a._data))
+        return Tensor._wrap(np.asarray(a._data, order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -704,7 +724,7 @@ class Clone(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return Tensor._wrap(a._data.copy())
+        return Tensor._wrap(copy_keeping_layout(a._data))
 
     @staticmethod
     def backward(ctx, grad):

@@ -60,7 +60,7 @@ class Logsumexp(Function):
                 out = np.log(np.exp(x - m).sum(axis=ctx.dims, keepdims=True)) + m
             if not keepdim:
                 out = out.squeeze(axis=ctx.dims)
-        out = Tensor._wrap(np.asarray(out, dtype=x.dtype))
+        out = Tensor._wrap(np.asarray(out, dtype=x.dtype, order="C"))
         ctx.save_for_backward(a, out)
         return out
 
@@ -102,7 +102,7 @@ class Norm(Function):
                 out = (x != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype)
             else:
                 out = (x ** p).sum(axis=axes, keepdims=keepdim) ** (1 / p)
-        out = Tensor._wrap(np.asarray(out, dtype=x.dtype))
+        out = Tensor._wrap(np.asarray(out, dtype=x.dtype, order="C"))
         ctx.save_for_backward(a, out)
         return out
 
@@ -156,7 +156,7 @@ class Var(Function):
         ctx.save_for_backward(a)
         with np.errstate(invalid="ignore", divide="ignore"):
             out = _squared_deviations(a, ctx) / ctx.dof
-        return Tensor._wrap(np.asarray(out, dtype=a._data.dtype))
+        return Tensor._wrap(np.asarray(out, dtype=a._data.dtype, order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -180,7 +180,7 @@ class Std(Function):
         _setup(ctx, a, dim, keepdim)
         ctx.dof = _degrees_of_freedom(ctx, a, correction, "std")
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = Tensor._wrap(np.asarray(np.sqrt(_squared_deviations(a, ctx) / ctx.dof), dtype=a._data.dtype))
+            out = Tensor._wrap(np.asarray(np.sqrt(_squared_deviations(a, ctx) / ctx.dof), dtype=a._data.dtype, order="C"))
         ctx.save_for_backward(a, out)
         return out
 
