@@ -85,14 +85,6 @@ class Tensor:
         t._init(array if type(array) is np.ndarray else np.asarray(array))
         return t
 
-    @classmethod
-    def _zeros(cls, shape, dtype: dtypes.dtype) -> "Tensor":
-        return cls._wrap(np.zeros(shape, dtype=dtype.numpy))
-
-    @classmethod
-    def _ones(cls, shape, dtype: dtypes.dtype) -> "Tensor":
-        return cls._wrap(np.ones(shape, dtype=dtype.numpy))
-
     # -- autograd state ---------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
