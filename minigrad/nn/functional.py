@@ -148,7 +148,7 @@ def _pair(name: str, value) -> tuple[int, int]:
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0) -> Tensor:
     """2-D convolution of NCHW ``input`` with (out_channels, in_channels, kH, kW) ``weight``.
 
-    Differentiable once (see ``minigrad/nn/ops/conv.py``).
+    Numba kernels forward and backward, differentiable to any order (``minigrad/nn/ops/conv.py``).
     """
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype != input.dtype:
@@ -159,7 +159,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
     """The max of each kernel_size window of NCHW ``input``; ``stride`` defaults to ``kernel_size``.
 
-    Padding counts as -inf (it never wins). Differentiable once.
+    Padding counts as -inf (it never wins). Differentiable to any order.
     """
     kernel_size = _pair("kernel_size", kernel_size)
     stride = kernel_size if stride is None else _pair("stride", stride)
