@@ -446,3 +446,10 @@ def test_view_of_an_index_select_result():
     # found by the long run, seed 7012: x.index_select(1, [0, 0]) of a (2, 1) x, then .view(4): torch's
     # result is row-major, NumPy's take along dim 1 was not, so minigrad's view raised
     check([leaf((2, 1), False), ("shape_op", "index_select", 0, (1, (0, 0))), ("view", "view", 1, ((4,),))])
+
+
+def test_max_over_dim_0_of_a_0d_tensor_gives_a_gradient_of_its_own():
+    # found by the long run, seed 7022: grad(v, [x, v]) for v, i = x.max(0) of a 0-d x gave x the upstream
+    # gradient itself (the same tensor as v's), so a custom Function changing one in place changed both
+    check([leaf(()), ("reduce", "max", 0, 0, False), ("grad", 1, [0, 1], 0, None, False, False),
+           ("func", "DirtyMul", (3,), ())])

@@ -1945,6 +1945,13 @@ _PASS_THROUGH = {
     "expand a dim": (lambda x: x.expand(2, 3), (1, 3)), "t": (lambda x: x.t(), (2, 3)),
     "x[:]": (lambda x: x[:], (2, 3)), "x[0]": (lambda x: x[0], (1, 3)), "narrow all": (lambda x: x.narrow(1, 0, 3), (2, 3)),
     "squeeze": (lambda x: x.squeeze(), (1, 3)), "x + x": (lambda x: x + x, (2, 3)), "type_as": (lambda x: x.type_as(x), (2, 3)),
+    # 0-d inputs (the long run's seed 7022: x.max(0) of a 0-d x handed back grad itself)
+    "max(0) of 0-d": (lambda x: x.max(0).values, ()), "min(0) of 0-d": (lambda x: x.min(0).values, ()),
+    "squeeze(0) of 0-d": (lambda x: x.squeeze(0), ()), "squeeze() of (3,)": (lambda x: x.squeeze(), (3,)),
+    "sum(0) of 0-d": (lambda x: x.sum(0), ()), "prod(0) of 0-d": (lambda x: x.prod(0), ()),
+    "cumsum(0) of 0-d": (lambda x: x.cumsum(0), ()), "flip(0) of 0-d": (lambda x: x.flip(0), ()),
+    "sort(0) of 0-d": (lambda x: x.sort(0).values, ()), "clone of 0-d": (lambda x: x.clone(), ()),
+    "x[()]": (lambda x: x[()], ()), "x[None][0]": (lambda x: x[None][0], ()), "select": (lambda x: x.select(0, 0), (1,)),
 }
 
 

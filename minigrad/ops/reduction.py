@@ -139,8 +139,8 @@ class MaxDim(Function):
     @staticmethod
     def backward(ctx, grad, _grad_indices):
         indices, = ctx.saved_tensors
-        if ctx.dim is None:  # 0-d input
-            return grad, None, None, None
+        if ctx.dim is None:  # 0-d input: PyTorch scatters grad into new zeros, a tensor of its own
+            return grad.clone(), None, None, None
         index = indices._data
         if not ctx.keepdim:
             grad, index = grad.unsqueeze(ctx.dim), np.expand_dims(index, ctx.dim)

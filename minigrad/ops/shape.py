@@ -131,7 +131,8 @@ class Squeeze(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.input_shape), None
+        # nothing squeezed: PyTorch's unsqueeze_to hands back grad itself
+        return (grad if grad.shape == ctx.input_shape else grad.reshape(ctx.input_shape)), None
 
 
 class SqueezeAll(Squeeze):
