@@ -30,6 +30,9 @@ from minigrad.functional_ops import broadcast_tensors, cat, where
 from minigrad.nn.ops.activation import Elu, Gelu, GeluTanh, LeakyRelu, Silu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
+from minigrad.nn.ops.linear_map import (
+    AdaptiveAvgPool2d, AvgPool2d, ConstantPadNd, Embedding, ReflectionPad, ReplicationPad,
+)
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, SmoothL1Loss
@@ -234,23 +237,30 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
             )
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    batched = input if input.ndim == 4 else input.unsqueeze(0)
-    h, w = batched.shape[2:]
+    h, w = input.shape[-2:]
     out_hw = tuple(_pool_out_size(n, k, s, p, ceil_mode) for n, k, s, p in zip((h, w), kernel, strides, pads))
+    if min(out_hw) < 1:
+        sizes = "x".join(map(str, input.shape[-3:])), "x".join(map(str, (input.shape[-3],) + out_hw))
+        raise RuntimeError(f"Given input size: ({sizes[0]}). Calculated output size: ({sizes[1]}). "
+                           f"Output size is too small")
     # Pad by `padding`, plus zeros past the padding for the windows ceil_mode adds.
     extra = [max(0, (o - 1) * s + k - (n + 2 * p)) for o, s, k, n, p in zip(out_hw, strides, kernel, (h, w), pads)]
-    padded = pad(batched, (pads[1], pads[1] + extra[1], pads[0], pads[0] + extra[0]))
-    sums = _window_sum(padded, kernel, strides, out_hw)
-    if divisor_override is not None:
-        out = sums / divisor_override
-    else:
-        counted = np.zeros((1, 1) + padded.shape[2:], dtype=padded._data.dtype)  # cells that count
-        if count_include_pad:
-            counted[..., :h + 2 * pads[0], :w + 2 * pads[1]] = 1
+
+    def pooled(t: Tensor) -> Tensor:
+        batched = t if t.ndim == 4 else t.unsqueeze(0)
+        padded = pad(batched, (pads[1], pads[1] + extra[1], pads[0], pads[0] + extra[0]))
+        sums = _window_sum(padded, kernel, strides, out_hw)
+        if divisor_override is not None:
+            out = sums / divisor_override
         else:
-            counted[..., pads[0]:pads[0] + h, pads[1]:pads[1] + w] = 1
-        out = sums / _window_sum(Tensor._wrap(counted), kernel, strides, out_hw)
-    return out if input.ndim == 4 else out.squeeze(0)
+            counted = np.zeros((1, 1) + padded.shape[2:], dtype=padded._data.dtype)  # cells that count
+            if count_include_pad:
+                counted[..., :h + 2 * pads[0], :w + 2 * pads[1]] = 1
+            else:
+                counted[..., pads[0]:pads[0] + h, pads[1]:pads[1] + w] = 1
+            out = sums / _window_sum(Tensor._wrap(counted), kernel, strides, out_hw)
+        return out if t.ndim == 4 else out.squeeze(0)
+    return AvgPool2d.apply(input, pooled, pooled)
 
 
 def _adaptive_bins(size: int, out: int) -> list[tuple[int, int]]:
@@ -271,10 +281,15 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         raise ValueError(f"adaptive_avg_pool2d: output_size must be an int or a pair, got {output_size!r}")
     h, w = input.shape[-2:]
     oh, ow = (n if o is None else int(o) for o, n in zip(sizes, (h, w)))
-    rows = [input[..., a:b, :].mean(-2, keepdim=True) for a, b in _adaptive_bins(h, oh)]
-    x = cat(rows, -2) if len(rows) > 1 else rows[0]
-    cols = [x[..., a:b].mean(-1, keepdim=True) for a, b in _adaptive_bins(w, ow)]
-    return cat(cols, -1) if len(cols) > 1 else cols[0]
+    if (oh, ow) == (1, 1):  # the global average: PyTorch's node is a mean's too
+        return input.mean((-2, -1), keepdim=True)
+
+    def pooled(t: Tensor) -> Tensor:
+        rows = [t[..., a:b, :].mean(-2, keepdim=True) for a, b in _adaptive_bins(h, oh)]
+        x = cat(rows, -2) if len(rows) > 1 else rows[0]
+        cols = [x[..., a:b].mean(-1, keepdim=True) for a, b in _adaptive_bins(w, ow)]
+        return cat(cols, -1) if len(cols) > 1 else cols[0]
+    return AdaptiveAvgPool2d.apply(input, pooled, pooled)
 
 
 def _pad_indices(mode: str, n: int, left: int, right: int, dim: int, shape: tuple) -> np.ndarray:
@@ -307,7 +322,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     ``pad`` lists (left, right) for the last dimension, then the one before it,
     and so on, as in PyTorch. ``mode`` is "constant" (filled with ``value``,
     default 0), "reflect", "replicate" or "circular". Built from ``cat``, slicing
-    and indexing, so it is differentiable to any order.
+    and indexing (``_padded``), run as one node named as PyTorch's (``nn/ops/linear_map.py``).
     """
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
@@ -319,6 +334,20 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise NotImplementedError(f"Unsupported padding mode: {mode}")
     if mode != "constant" and value not in (None, 0):
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument.')
+    if mode == "circular":  # (PyTorch's node is a CopySlices here: left as the composition)
+        return _padded(input, pad, mode, value)
+    dims = len(pad) // 2
+    if mode != "constant" and not (dims in (1, 2, 3) and input.ndim in (dims + 1, dims + 2)):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor: {mode} padding of the "
+            f"last 1, 2 or 3 dimensions needs an input with one or two more (a batch and a channel dimension)"
+        )
+    node = ConstantPadNd if mode == "constant" else (ReflectionPad if mode == "reflect" else ReplicationPad)[dims]
+    return node.apply(input, lambda t: _padded(t, pad, mode, value), lambda t: _padded(t, pad, mode, None))
+
+
+def _padded(input: Tensor, pad: tuple, mode: str, value: float | None) -> Tensor:
+    """``pad``'s result from cat, slicing and indexing (with the padding mode's source indices)."""
     out = input
     for i in range(len(pad) // 2):
         dim = input.ndim - 1 - i
@@ -358,12 +387,24 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor._wrap((t[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-def _check_embedding_options(max_norm, scale_grad_by_freq: bool, sparse: bool) -> None:
-    if max_norm is not None or scale_grad_by_freq or sparse:
+def _check_embedding_options(scale_grad_by_freq: bool, sparse: bool) -> None:
+    if scale_grad_by_freq or sparse:
         raise NotImplementedError(
-            "minigrad's embedding supports neither max_norm, scale_grad_by_freq nor sparse gradients: "
+            "minigrad's embedding supports neither scale_grad_by_freq nor sparse gradients: "
             "leave them at their defaults"
         )
+
+
+def _renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """PyTorch's embedding_renorm_: each looked-up row longer than ``max_norm`` is scaled back to it,
+    in ``weight`` itself (not recorded), before the lookup."""
+    rows = np.unique(indices)
+    norms = np.linalg.norm(weight._data[rows], ord=norm_type, axis=1)
+    long = norms > max_norm
+    with no_grad():
+        if long.any():
+            scale = (max_norm / (norms[long] + 1e-7)).astype(weight._data.dtype)[:, None]
+            weight[Tensor._wrap(rows[long])] = weight.detach()[Tensor._wrap(rows[long])] * Tensor._wrap(scale)
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
@@ -372,8 +413,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
 
     The row at ``padding_idx`` is looked up like any other but gets no gradient,
     so a padding vector stays as it was initialised (zeros, in ``nn.Embedding``).
+    With ``max_norm``, the looked-up rows longer than it are first scaled back to
+    it in ``weight`` itself, as in PyTorch.
     """
-    _check_embedding_options(max_norm, scale_grad_by_freq, sparse)
+    _check_embedding_options(scale_grad_by_freq, sparse)
     if not isinstance(input, Tensor) or input.dtype not in (int64, int32):
         got = input.dtype if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError(
@@ -384,12 +427,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     idx = input._data
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    rows = weight[input]
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
     if padding_idx is None:
-        return rows
+        return Embedding.apply(weight, lambda w: w[input], lambda w: w[input])
     padding_idx = padding_idx + n if padding_idx < 0 else padding_idx
     frozen = Tensor._wrap(idx[..., None] == padding_idx)  # padding rows: the value, not its gradient
-    return where(frozen, rows.detach(), rows)
+    return Embedding.apply(weight, lambda w: w[input], lambda w: where(frozen, 0.0, w[input]))
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,

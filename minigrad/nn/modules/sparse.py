@@ -14,8 +14,9 @@ class Embedding(Module):
     """``weight[input]``: ``num_embeddings`` rows of ``embedding_dim`` values, drawn from N(0, 1).
 
     The row at ``padding_idx`` starts at zeros and gets no gradient, so it stays
-    zero (PyTorch's behaviour). ``max_norm``, ``scale_grad_by_freq`` and
-    ``sparse`` are accepted only at their defaults: minigrad has dense tensors only.
+    zero (PyTorch's behaviour). With ``max_norm``, each looked-up row longer than it
+    is scaled back to it in the table first. ``scale_grad_by_freq`` and ``sparse``
+    are accepted only at their defaults: minigrad has dense tensors only.
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
@@ -23,7 +24,7 @@ class Embedding(Module):
                  sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False,
                  device=None, dtype=None) -> None:
         super().__init__()
-        F._check_embedding_options(max_norm, scale_grad_by_freq, sparse)
+        F._check_embedding_options(scale_grad_by_freq, sparse)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -47,7 +48,7 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
@@ -62,4 +63,8 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
         return s
