@@ -52,6 +52,6 @@ for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "me
               "all", "any", "clip", "eq", "ne", "lt", "le", "gt", "ge", "is_floating_point", "numel",
               "abs_", "clamp_", "cos_", "cosh_", "exp_", "expm1_", "log_", "log1p_", "neg_", "relu_", "sigmoid_",
               "sin_", "sinh_", "sqrt_", "tan_", "tanh_", "fill_", "zero_", "detach_",
-              "floor", "ceil", "trunc", "round", "frac", "remainder", "fmod", "floor_divide"):
+              "floor", "ceil", "trunc", "round", "frac", "remainder", "fmod", "floor_divide", "rsqrt", "reciprocal"):
     globals()[_name] = _tensor_function(_name)
 del _name

@@ -1035,6 +1035,12 @@ class Tensor:
     def expm1(self) -> "Tensor":
         return _unary.Expm1.apply(self)
 
+    def rsqrt(self) -> "Tensor":
+        return _unary.Rsqrt.apply(self)
+
+    def reciprocal(self) -> "Tensor":
+        return _ew.Reciprocal.apply(self)
+
     def sign(self) -> "Tensor":
         return _unary.Sign.apply(self)
 

@@ -115,3 +115,72 @@ def test_embedding_max_norm_renormalizes_the_rows_it_looks_up(max_norm, norm_typ
             assert m == t
         else:
             np.testing.assert_allclose(m, t, rtol=1e-6, atol=1e-7)
+
+
+# -- layer_norm and batch_norm (nn/ops/normalization.py) -----------------------------------------------
+NORM_X = np.random.default_rng(1).standard_normal((3, 2, 4))
+
+
+def _norm_call(kind: str, training: bool = True, stats: bool = True):
+    def call(lib, x, w, b):
+        F = lib.nn.functional
+        if kind == "layer":
+            shape = (2, 4) if w is not None and w.ndim == 2 else (4,)
+            return F.layer_norm(x, shape, w, b, eps=1e-5), []
+        rm = lib.tensor(np.linspace(-1, 1, 2)) if stats else None
+        rv = lib.tensor(np.linspace(0.5, 2, 2)) if stats else None
+        return F.batch_norm(x, rm, rv, w, b, training=training, momentum=0.3), [t for t in (rm, rv) if t is not None]
+    return call
+
+
+NORMS = {
+    "layer_norm (4,)": (_norm_call("layer"), (4,)), "layer_norm (2, 4)": (_norm_call("layer"), (2, 4)),
+    "layer_norm no affine": (_norm_call("layer"), None),
+    "batch_norm training": (_norm_call("batch"), (2,)), "batch_norm training, no running stats": (_norm_call("batch", stats=False), (2,)),
+    "batch_norm evaluation": (_norm_call("batch", training=False), (2,)), "batch_norm no affine": (_norm_call("batch"), None),
+}
+
+
+def _norm_inputs(lib, params):
+    x = lib.tensor(NORM_X, requires_grad=True)
+    w = lib.tensor(np.random.default_rng(2).standard_normal(params), requires_grad=True) if params else None
+    b = lib.tensor(np.random.default_rng(3).standard_normal(params), requires_grad=True) if params else None
+    return [t for t in (x, w, b) if t is not None], x, w, b
+
+
+@pytest.mark.parametrize("case", sorted(NORMS))
+def test_normalization_gradgradcheck(case):
+    call, params = NORMS[case]
+    inputs, *_ = _norm_inputs(minigrad, params)
+
+    def f(*ts):
+        x, w, b = (list(ts) + [None, None])[:3]
+        return call(minigrad, x, w, b)[0] ** 2
+    assert gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+    assert gradgradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+@pytest.mark.parametrize("case", sorted(NORMS))
+def test_normalization_same_as_torch(case):
+    """One node each (NativeLayerNormBackward0, NativeBatchNormBackward0; they were DivBackward0), with
+    torch's values, running statistics, first and second derivatives (the gradients' own node names
+    under create_graph are minigrad's backward formula's, where torch has one node)."""
+    torch = pytest.importorskip("torch")
+    call, params = NORMS[case]
+    results = []
+    for lib in (minigrad, torch):
+        inputs, x, w, b = _norm_inputs(lib, params)
+        y, running = call(lib, x, w, b)
+        weights = lib.tensor(np.random.default_rng(4).standard_normal(tuple(y.shape)))
+        grads = lib.autograd.grad((y * weights).sum(), inputs, create_graph=True)
+        total = sum((g * g).sum() for g in grads)
+        second = lib.autograd.grad(total, inputs, allow_unused=True) if total.requires_grad else [None] * len(inputs)
+        results.append((y.grad_fn.name(), y.detach().numpy(), [g.detach().numpy() for g in grads],
+                        [None if s is None else s.numpy() for s in second], [r.numpy() for r in running]))
+    (m_name, *m), (t_name, *t) = results
+    assert m_name == t_name
+    for a, b in zip(m, t):
+        for p, q in (zip(a, b) if isinstance(a, list) else [(a, b)]):
+            assert (p is None) == (q is None)
+            if q is not None:
+                np.testing.assert_allclose(p, q, rtol=1e-7, atol=1e-9)

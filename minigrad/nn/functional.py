@@ -35,6 +35,7 @@ from minigrad.nn.ops.linear_map import (
 )
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
+from minigrad.nn.ops.normalization import NativeBatchNorm, NativeLayerNorm
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, SmoothL1Loss
 from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.softmax import LogSoftmax, Softmax
@@ -440,7 +441,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                eps: float = 1e-5) -> Tensor:
     """Normalise each sample over its last ``len(normalized_shape)`` dimensions, then scale and shift.
 
-    (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance (as PyTorch).
+    (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance (as PyTorch):
+    one node, ``NativeLayerNormBackward0`` (``nn/ops/normalization.py``).
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     k = len(shape)
@@ -450,12 +452,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
             f"but got input of size{list(input.shape)}"
         )
     dims = tuple(range(input.ndim - k, input.ndim))
-    centered = input - input.mean(dims, keepdim=True)
-    var = (centered * centered).mean(dims, keepdim=True)
-    out = centered / (var + eps).sqrt()
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
+    return NativeLayerNorm.apply(input, weight, bias, dims, shape, eps, None)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
@@ -478,24 +475,22 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         count = input.numel() // channels
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dims, keepdim=True)
         if running_mean is not None or running_var is not None:
+            data = input._data
+            mean = data.mean(axis=dims)
+            var = ((data - mean.reshape(view)) ** 2).mean(axis=dims)
             with no_grad():
                 if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.detach().reshape(channels) * momentum)
+                    running_mean.mul_(1 - momentum).add_(Tensor._wrap(mean.astype(data.dtype)) * momentum)
                 if running_var is not None:
-                    unbiased = var.detach().reshape(channels) * (count / (count - 1))
+                    unbiased = Tensor._wrap(var.astype(data.dtype)) * (count / (count - 1))
                     running_var.mul_(1 - momentum).add_(unbiased * momentum)
-        out = centered / (var + eps).sqrt()
+        stats = None
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("batch_norm: running_mean and running_var must be given when training=False")
-        out = (input - running_mean.reshape(view)) / (running_var.reshape(view) + eps).sqrt()
-    if weight is not None:
-        out = out * weight.reshape(view)
-    return out if bias is None else out + bias.reshape(view)
+        stats = (running_mean._data.reshape(view), running_var._data.reshape(view))
+    return NativeBatchNorm.apply(input, weight, bias, dims, view, eps, stats)
 
 
 # -- losses -------------------------------------------------------------------

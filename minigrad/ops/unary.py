@@ -1,10 +1,11 @@
-"""More elementwise functions: sin, cos, tan, sinh, cosh, log1p, expm1, sign.
+"""More elementwise functions: sin, cos, tan, sinh, cosh, log1p, expm1, rsqrt, sign.
 
 Each derivative is one line of calculus, written with tensor operations so that
 ``create_graph=True`` records it and it can be differentiated again:
 
     sin' = cos     cos' = -sin     tan' = 1 + tan²    sinh' = cosh    cosh' = sinh
     log1p'(x) = 1 / (1 + x)        expm1'(x) = eˣ = expm1(x) + 1      sign' = 0
+    rsqrt'(x) = -x^(-3/2) / 2 = -rsqrt(x)³ / 2
 
 ``log1p`` and ``expm1`` exist because ``log(1 + x)`` and ``exp(x) - 1`` lose every
 digit of a tiny ``x`` to rounding; these compute them accurately.
@@ -126,6 +127,24 @@ class Expm1(Function):
     def backward(ctx, grad):
         out, = ctx.saved_tensors
         return grad * (out + 1)
+
+
+class Rsqrt(Function):
+    """1 / sqrt(x), in one node (a normalisation's scale); d/dx = -0.5 * x^(-3/2) = -0.5 * out^3."""
+
+    node_name = "RsqrtBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = Tensor._wrap(1 / np.sqrt(_float(a)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * (out * out * out) * -0.5
 
 
 class Sign(Function):

@@ -1,0 +1,89 @@
+"""layer_norm and batch_norm as one node each, named as PyTorch names them.
+
+Both compute ``x_hat = (x - mean) / sqrt(var + eps)`` over some dimensions, then
+``y = x_hat * weight + bias``. layer_norm takes the statistics over each sample's
+last dimensions, batch_norm over everything but the channel dimension (or, in
+evaluation, uses the running statistics instead). With ``g = grad * weight`` and
+the means taken over the normalised dimensions, the gradients are
+
+    d/dx      = (g - mean(g) - x_hat * mean(g * x_hat)) / sqrt(var + eps)   (batch statistics)
+    d/dx      = g / sqrt(running_var + eps)                                 (running statistics)
+    d/dweight = sum(grad * x_hat),   d/dbias = sum(grad)                    (over the other dimensions)
+
+The forward runs in NumPy; the backward recomputes the statistics from the saved
+input with tensor operations, so under create_graph it is recorded and can be
+differentiated again.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.tensor import Tensor
+
+
+class NativeNorm(Function):
+    """``(x - mean) / sqrt(var + eps) * weight + bias``; the statistics over ``dims`` of x, or given.
+
+    ``view`` is the shape weight and bias are broadcast as; ``stats`` is None (use the batch's,
+    the biased variance) or the (mean, var) arrays of the running statistics, already in ``view``.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, dims: tuple, view: tuple, eps: float, stats):
+        ctx.dims, ctx.view, ctx.eps, ctx.stats = dims, view, eps, stats
+        ctx.param_shape = None if weight is None and bias is None else (weight if weight is not None else bias).shape
+        ctx.save_for_backward(x, weight)
+        data = x._data
+        if stats is None:
+            mean = data.mean(axis=dims, keepdims=True)
+            var = ((data - mean) ** 2).mean(axis=dims, keepdims=True)
+        else:
+            mean, var = stats
+        out = (data - mean) / np.sqrt(var + eps)
+        if weight is not None:
+            out = out * weight._data.reshape(view)
+        if bias is not None:
+            out = out + bias._data.reshape(view)
+        return Tensor._wrap(np.asarray(out, dtype=data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        dims, view, eps = ctx.dims, ctx.view, ctx.eps
+        if ctx.stats is None:
+            centered = x - x.mean(dims, keepdim=True)
+            rstd = ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+        else:
+            mean, var = (Tensor._wrap(np.asarray(s, dtype=x._data.dtype)) for s in ctx.stats)
+            centered, rstd = x - mean, (var + eps).rsqrt()
+        x_hat = centered * rstd
+        need_x, need_weight, need_bias = ctx.needs_input_grad[:3]
+        g = grad if weight is None else grad * weight.reshape(view)
+        grad_x = grad_weight = grad_bias = None
+        if need_x:
+            if ctx.stats is None:
+                grad_x = (g - g.mean(dims, keepdim=True) - x_hat * (g * x_hat).mean(dims, keepdim=True)) * rstd
+            else:
+                grad_x = g * rstd
+        if need_weight:
+            grad_weight = _sum_to_view(grad * x_hat, view, ctx.param_shape)
+        if need_bias:
+            grad_bias = _sum_to_view(grad, view, ctx.param_shape)
+        return grad_x, grad_weight, grad_bias, None, None, None, None
+
+
+def _sum_to_view(t: Tensor, view: tuple, shape) -> Tensor:
+    """Sum ``t`` over the dimensions where ``view`` is 1 (weight and bias were broadcast there)."""
+    lead = t.ndim - len(view)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(view) if n == 1 and t.shape[lead + i] != 1)
+    summed = t.sum(dims, keepdim=True) if dims else t
+    return summed.reshape(shape)
+
+
+class NativeLayerNorm(NativeNorm):
+    node_name = "NativeLayerNormBackward0"
+
+
+class NativeBatchNorm(NativeNorm):
+    node_name = "NativeBatchNormBackward0"
