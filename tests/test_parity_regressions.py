@@ -2322,3 +2322,20 @@ def test_new_tensors_are_laid_out_as_pytorch_lays_them_out(op, layout):
         return (tuple(out.shape), strides, out.is_contiguous(), _outcome(lambda: out.view(-1)),
                 flat.data_ptr() == out.data_ptr() if out.numel() > 1 else None)
     same(prog)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 4), (2, 3, 4, 5), (2, 3, 4, 5, 2)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+def test_classification_loss_node_names_by_input_rank(shape, reduction, loss):
+    """Found by tests/test_functional_differential.py: an input with spatial dimensions is PyTorch's
+    nll_loss2d (NllLoss2DBackward0; a 'none' loss of a 3-d or 5-d input is a view of it)."""
+    def prog(lib):
+        x = lib.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+        t = lib.tensor(np.random.default_rng(1).integers(0, 3, (shape[0],) + shape[2:] if len(shape) > 1 else ()))
+        F = lib.nn.functional
+        out = F.nll_loss(x.log_softmax(0 if len(shape) == 1 else 1), t, reduction=reduction) if loss == "nll_loss" \
+            else F.cross_entropy(x, t, reduction=reduction)
+        out.sum().backward()
+        return out, out.grad_fn.name(), x.grad
+    same(prog)

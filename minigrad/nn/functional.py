@@ -36,7 +36,7 @@ from minigrad.nn.ops.linear_map import (
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
 from minigrad.nn.ops.normalization import NativeBatchNorm, NativeLayerNorm
-from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, SmoothL1Loss
+from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, NllLoss2d, SmoothL1Loss
 from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor, _operand
@@ -720,7 +720,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     safe = np.where(counts, t, 0)
     dtype = rows._data.dtype
     w = counts.astype(dtype) if weight is None else weight._data[safe].astype(dtype) * counts
-    return NllLoss.apply(rows, safe, w, counts, reduction, tuple(target.shape))
+    if input.ndim <= 2:
+        return NllLoss.apply(rows, safe, w, counts, reduction, tuple(target.shape))
+    # PyTorch's spatial form (its nll_loss2d): a 4-D input directly, others viewed as 4-D and back
+    if reduction != "none" or input.ndim == 4:
+        return NllLoss2d.apply(rows, safe, w, counts, reduction, tuple(target.shape))
+    return NllLoss2d.apply(rows, safe, w, counts, reduction, (t.size,)).reshape(target.shape)
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,

@@ -153,6 +153,12 @@ class NllLoss(Function):
         return IndexAdd.apply(values, ctx.counted_key, ctx.rows_shape), None, None, None, None, None
 
 
+class NllLoss2d(NllLoss):
+    """nll_loss of an input with spatial dimensions (N, C, d1, ...): PyTorch names its node apart."""
+
+    node_name = "NllLoss2DBackward0"
+
+
 class HuberLoss(Function):
     """mean/sum/none of 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), for d = input - target.
 
