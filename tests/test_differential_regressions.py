@@ -453,3 +453,13 @@ def test_max_over_dim_0_of_a_0d_tensor_gives_a_gradient_of_its_own():
     # gradient itself (the same tensor as v's), so a custom Function changing one in place changed both
     check([leaf(()), ("reduce", "max", 0, 0, False), ("grad", 1, [0, 1], 0, None, False, False),
            ("func", "DirtyMul", (3,), ())])
+
+
+def test_copy_gives_what_it_overwrote_a_constant_zero_gradient():
+    # found by the long run, seed 7030: h = clamp(where(...)); h[...] = x (copy_); under create_graph the
+    # gradient reaching the old h is torch's zeros_like(grad), a constant +0.0; minigrad's was grad * 0,
+    # -0.0 for a negative gradient and requiring grad
+    check([leaf((1,)), ("where", 0, 0, 0), ("unary", "clamp", 1), ("detach", 0),
+           ("setitem", 2, (Ellipsis,), 0, None, False), ("func", "DirtyMul", (3,), ()),
+           ("inplace", "abs_", 0, None, None, True), ("unary", "abs", 2), leaf((), False), leaf((), False),
+           ("grad", 5, [0, 1], 0, None, True, False)])

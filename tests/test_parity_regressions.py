@@ -2339,3 +2339,22 @@ def test_classification_loss_node_names_by_input_rank(shape, reduction, loss):
         out.sum().backward()
         return out, out.grad_fn.name(), x.grad
     same(prog)
+
+
+@pytest.mark.parametrize("write", ["copy_", "x[...] = v", "x[0] = v0", "x[[0]] = v", "x[mask] = 5", "x[:1] = v"])
+@pytest.mark.parametrize("upstream", [1.0, -1.0, float("inf")])
+def test_overwritten_elements_get_a_gradient_of_exactly_zero(write, upstream):
+    """The long run's seed 7030: copy_'s gradient for what it overwrote is PyTorch's zeros_like(grad), a
+    constant (minigrad's grad * 0 was -0.0 for a negative gradient and required grad under create_graph);
+    index_put and CopySlices put exact zeros where the write landed (grad * mask gave NaN for inf)."""
+    def prog(lib):
+        x = lib.tensor([0.5, 2.0], requires_grad=True)
+        h = (x * 1).clamp(-0.5, 1.0)
+        v = lib.tensor([3.0, 4.0], requires_grad=True)
+        {"copy_": lambda: h.copy_(v), "x[...] = v": lambda: h.__setitem__(Ellipsis, v),
+         "x[0] = v0": lambda: h.__setitem__(0, v[0]), "x[[0]] = v": lambda: h.__setitem__(lib.tensor([0]), v[:1]),
+         "x[mask] = 5": lambda: h.__setitem__(lib.tensor([True, False]), 5.0),
+         "x[:1] = v": lambda: h.__setitem__(slice(None, 1), v[:1])}[write]()
+        gx, gv = lib.autograd.grad(h * 2, [x, v], lib.full((2,), upstream), create_graph=True, allow_unused=True)
+        return 1 / gx, gx.requires_grad, gv, h.grad_fn.name()
+    same(prog)

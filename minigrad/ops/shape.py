@@ -17,6 +17,7 @@ from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.ops.broadcast import normalize_dims, sum_to, wrap_dim
+from minigrad.ops.elementwise import Where
 from minigrad.tensor import Tensor, _ViewMeta
 
 
@@ -530,9 +531,9 @@ class IndexPut(Function):
         key = _saved_key(ctx)
         grad_a = grad_value = None
         if need_a:
-            keep = np.ones(grad.shape, dtype=grad._data.dtype)
-            keep[key] = 0  # overwritten elements don't reach the output
-            grad_a = grad * Tensor._wrap(keep)
+            keep = np.ones(grad.shape, dtype=bool)
+            keep[key] = False  # overwritten elements don't reach the output: exactly 0 there, as PyTorch's
+            grad_a = Where.apply(keep, grad, 0.0)  # index_put of zeros (grad * 0 would give -0.0 and NaN)
         if need_value:
             grad_value = sum_to(grad[key], ctx.value_shape)
         return grad_a, None, grad_value
@@ -542,6 +543,14 @@ class Copy(IndexPut):
     """``a.copy_(src)``: ``a[...] = src`` (PyTorch's node name)."""
 
     node_name = "torch::autograd::CopyBackwards"
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, _, need_value = ctx.needs_input_grad
+        # every element was overwritten: PyTorch's zeros_like(grad), a constant even under create_graph
+        grad_a = Tensor._wrap(np.zeros_like(grad._data)) if need_a else None
+        grad_value = sum_to(grad[_saved_key(ctx)], ctx.value_shape) if need_value else None
+        return grad_a, None, grad_value
 
 
 def replay(t: Tensor, steps: tuple, on_gradient: bool = False) -> Tensor:
@@ -668,7 +677,7 @@ class CopySlices(Function):
             )
         if ctx.needs_input_grad[0]:
             region[...] = 0
-            grad_base = grad * Tensor._wrap(outside)
+            grad_base = Where.apply(outside != 0, grad, 0.0)  # exactly 0 in the view's region, even for inf
             if of_view is not None:
                 grad_base = grad_base + AsStridedScatter.apply(of_view, ctx.steps, grad.shape, ctx.order)
         return (grad_base, None, None, None, *results)  # (the arguments that are not tensors get None)
