@@ -450,16 +450,8 @@ class Tensor:
     def __repr__(self) -> str:
         data = self._data
         if data.dtype.kind == "f":
-            # PyTorch's rule: decide on the finite values only; integral values print as "1."
-            # unless scientific notation is needed, which then has 4 decimals ("1.0000e+10").
-            finite = np.abs(data[np.isfinite(data)])
-            nonzero = finite[finite != 0]
-            integral = bool(np.all(finite == np.round(finite)))
-            sci = nonzero.size > 0 and bool(nonzero.max() > 1e8 or nonzero.max() / nonzero.min() > 1000)
-            body = np.array2string(
-                data, separator=", ", prefix="tensor(", precision=4,
-                floatmode="maxprec" if integral and not sci else "fixed",
-            )
+            body = np.array2string(data, separator=", ", prefix="tensor(",
+                                   formatter={"float_kind": _float_formatter(data)})
         elif data.dtype == np.bool_:  # PyTorch pads to the widest value present: [True, True], [ True, False]
             width = 5 if data.size and not data.all() else 4
             body = np.array2string(data, separator=", ", prefix="tensor(",
@@ -1351,6 +1343,26 @@ def _argument(name: str, x):
     if operand is NotImplemented:
         raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(x).__name__}")
     return operand
+
+
+def _float_formatter(data: np.ndarray):
+    """PyTorch's float printing: the style and the column width come from the nonzero finite
+    values only. Whole numbers print as "1.", others with 4 decimals, in scientific notation
+    when the values span more than 1000x or pass 1e8 (or, for fractions, go below 1e-4)."""
+    values = data[np.isfinite(data) & (data != 0)].astype(np.float64)
+    size = np.abs(values)
+    whole = bool(np.all(values == np.ceil(values)))
+    sci = values.size > 0 and bool(size.max() / size.min() > 1000 or size.max() > 1e8
+                                   or (not whole and size.min() < 1e-4))
+
+    def text(v: float) -> str:
+        if sci:
+            return f"{v:.4e}"
+        if whole:
+            return f"{v:.0f}" + ("" if np.isnan(v) or np.isinf(v) else ".")
+        return f"{v:.4f}"
+    width = max([1] + [len(text(v)) for v in values])
+    return lambda v: text(float(v)).rjust(width)
 
 
 def _sizes(args: tuple) -> tuple:

@@ -163,11 +163,11 @@ def _repr_cases():
         ("tensor([2., 4.], grad_fn=<MulBackward0>)", lambda m: m.tensor([1.0, 2.0], requires_grad=True) * 2),
         ("tensor([1.0000e-03, 1.0000e+03])", lambda m: m.tensor([0.001, 1000.0])),
         ("tensor([1.0000e+10])", lambda m: m.tensor([1e10])),
-        pytest.param(
-            "tensor([1., nan, inf])", lambda m: m.tensor([1.0, float("nan"), float("inf")]),
-            marks=pytest.mark.xfail(strict=True, reason="known difference: NumPy pads non-finite values to a "
-                                    "common width ([ 1., nan, inf]); PyTorch sizes the width from finite values only"),
-        ),
+        ("tensor([1., nan, inf])", lambda m: m.tensor([1.0, float("nan"), float("inf")])),
+        ("tensor([1.0000e-05, 5.0000e-01])", lambda m: m.tensor([1e-5, 0.5])),
+        ("tensor([  -inf, 2.5000])", lambda m: m.tensor([-float("inf"), 2.5])),
+        ("tensor([nan])", lambda m: m.tensor([float("nan")])),
+        ("tensor([ -1.,   2., 100.])", lambda m: m.tensor([-1.0, 2.0, 100.0])),
         ("tensor([], size=(2, 0))", lambda m: m.zeros(2, 0)),
         ("tensor([   0,    1,    2,  ..., 1997, 1998, 1999])", lambda m: m.arange(2000)),
     ]
