@@ -794,8 +794,8 @@ def test_linear_only_fuses_what_it_can_and_keeps_pytorchs_errors():
         F.linear(minigrad.zeros(2, 3, dtype=minigrad.float64), w)
     with pytest.raises(RuntimeError, match="must have the same dtype"):
         F.linear(minigrad.zeros(2, 3), w, minigrad.zeros(4, dtype=minigrad.float64))
-    batched = F.linear(minigrad.zeros(5, 2, 3), w, minigrad.zeros(4))  # not 2-D: the generic ops
-    assert batched.shape == (5, 2, 4) and batched.grad_fn.name() == "AddBackward0"
+    batched = F.linear(minigrad.zeros(5, 2, 3), w, minigrad.zeros(4))  # not 2-D: its rows as a matrix, viewed back
+    assert batched.shape == (5, 2, 4) and batched.grad_fn.name() == "ViewBackward0"  # (PyTorch's addmm + view)
 
 
 @pytest.mark.parametrize("x_shape, w_shape, stride, padding", CONV_CASES)

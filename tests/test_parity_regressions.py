@@ -2358,3 +2358,36 @@ def test_overwritten_elements_get_a_gradient_of_exactly_zero(write, upstream):
         gx, gv = lib.autograd.grad(h * 2, [x, v], lib.full((2,), upstream), create_graph=True, allow_unused=True)
         return 1 / gx, gx.requires_grad, gv, h.grad_fn.name()
     same(prog)
+
+
+_MATMUL_SHAPES = [((4,), (4,)), ((4,), (4, 2)), ((3, 4), (4,)), ((3, 4), (4, 2)), ((3, 5, 4), (4, 2)), ((3, 5, 4), (4,)),
+                  ((4,), (3, 4, 2)), ((3, 5, 4), (3, 4, 2)), ((2, 3, 5, 4), (3, 4, 2)), ((1, 5, 4), (3, 4, 2)),
+                  ((3, 5, 4), (1, 4, 2)), ((5, 4), (3, 4, 2)), ((5, 4), (1, 4, 2)), ((2, 1, 5, 4), (1, 3, 4, 2))]
+
+
+@pytest.mark.parametrize("shapes", _MATMUL_SHAPES, ids=lambda s: f"{s[0]}@{s[1]}")
+def test_matmul_node_names_for_every_rank(shapes):
+    """minigrad's matmul of other ranks was MatmulBackward0, a name PyTorch does not have: its matmul
+    shows the last step it takes (a fold's UnsafeViewBackward0, a vector's SqueezeBackward4...)."""
+    def prog(lib):
+        a = lib.tensor(np.arange(float(np.prod(shapes[0]))).reshape(shapes[0]) / 10, requires_grad=True)
+        b = lib.tensor(np.arange(float(np.prod(shapes[1]))).reshape(shapes[1]) / 7, requires_grad=True)
+        y = a @ b
+        y.sum().backward()
+        return y, y.grad_fn.name(), a.grad, b.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (3, 5, 4), (2, 3, 5, 4), (0, 4), (3, 0, 4)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_linear_of_every_input_rank(shape, bias):
+    """F.linear of a 1-d or N-d input: PyTorch's addmm of the rows viewed back (ViewBackward0), or its
+    matmul without a bias; minigrad showed MatmulBackward0/AddBackward0."""
+    def prog(lib):
+        w = lib.tensor(np.arange(8.).reshape(2, 4) / 7, requires_grad=True)
+        b = lib.tensor([0.5, -1.0], requires_grad=True) if bias else None
+        x = lib.tensor(np.arange(float(np.prod(shape))).reshape(shape) / 10, requires_grad=True)
+        y = lib.nn.functional.linear(x, w, b)
+        y.sum().backward()
+        return y, y.grad_fn.name(), x.grad, w.grad
+    same(prog)

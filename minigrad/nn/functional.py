@@ -137,6 +137,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if fits_fused_linear(input, weight, bias):
         return (FusedLinear if bias is not None else FusedLinearNoBias).apply(input, weight, bias)
+    if bias is not None and input.ndim != 2 and input.ndim > 0 and weight.ndim == 2:
+        # PyTorch: the rows as one matrix (addmm), viewed back to the input's leading dimensions
+        return linear(input.reshape(-1, input.shape[-1]), weight, bias).reshape(*input.shape[:-1], weight.shape[0])
     out = input @ weight.T
     return out if bias is None else out + bias
 

@@ -133,11 +133,34 @@ class Dot(MatMul):
     node_name = "DotBackward0"
 
 
+class MatMulFolded(MatMul):
+    """A batched product PyTorch folds into one matrix product and reshapes back (its _unsafe_view)."""
+
+    node_name = "UnsafeViewBackward0"
+
+
+class MatMulTransposedFold(MatMul):
+    """A matrix times a batch of matrices: PyTorch folds the transposed problem, then copies it back."""
+
+    node_name = "CloneBackward0"
+
+
+class VecMat(MatMul):
+    """A vector times a matrix: PyTorch's mm of the vector as a row, then an in-place squeeze_."""
+
+    node_name = "SqueezeBackward4"
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` for every rank, one node named after the last of the steps PyTorch's matmul takes."""
     if a.ndim == 2 and b.ndim == 2:
         return Mm.apply(a, b)
     if a.ndim == 2 and b.ndim == 1:
         return Mv.apply(a, b)
     if a.ndim == 1 and b.ndim == 1:
         return Dot.apply(a, b)
-    return MatMul.apply(a, b)
+    if a.ndim == 1 and b.ndim == 2:
+        return VecMat.apply(a, b)
+    batch_a, batch_b = int(np.prod(a.shape[:-2])), int(np.prod(b.shape[:-2]))
+    transposed = a.ndim == 2 or (a.ndim >= 3 and b.ndim >= 3 and batch_a == 1 < batch_b)
+    return (MatMulTransposedFold if transposed else MatMulFolded).apply(a, b)
