@@ -105,3 +105,51 @@ def test_max_pool2d_second_derivatives_match_torch(x_shape, kernel, stride, padd
     assert m[0] == t[0]
     for a, b in zip(m[1:], t[1:]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def _both(arrays):
+    """The same float64 leaves in minigrad and in torch."""
+    return {lib: [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays] for lib in (minigrad, torch)}
+
+
+def _name(t):
+    return None if t is None or t.grad_fn is None else t.grad_fn.name()
+
+
+@pytest.mark.parametrize("power", [1, 2], ids=["linear", "squared"])
+@pytest.mark.parametrize("chosen", [(0,), (1,), (2,), (0, 1), (1, 2), (0, 1, 2)], ids=str)
+def test_conv2d_third_order_nodes_match_torch(chosen, power):
+    """Differentiating only some of the gradients: the others reach ConvolutionBackward as None (torch's
+    undefined gradients), so the nodes of the second derivatives and which ones are None match torch's."""
+    rng = np.random.default_rng(11)
+    arrays = [rng.standard_normal((2, 2, 5, 5)), rng.standard_normal((3, 2, 3, 3)), rng.standard_normal(3)]
+    results = {}
+    for lib, ts in _both(arrays).items():
+        y = lib.nn.functional.conv2d(*ts, stride=2, padding=1)
+        grads = lib.autograd.grad((y ** power).sum(), ts, create_graph=True)
+        second = lib.autograd.grad(sum((grads[i] ** 2).sum() for i in chosen), ts, create_graph=True, allow_unused=True)
+        results[lib.__name__] = ([_name(s) for s in second], [None if s is None else s.detach().numpy() for s in second])
+    (m_names, m_values), (t_names, t_values) = results["minigrad"], results["torch"]
+    assert m_names == t_names
+    for m, t in zip(m_values, t_values):
+        assert (m is None) == (t is None)
+        if m is not None:
+            np.testing.assert_allclose(m, t, rtol=1e-9, atol=1e-9)
+
+
+def test_hessian_vector_product_of_a_small_cnn_matches_torch():
+    """H v for the parameters of conv -> max_pool -> conv -> sum of squares, as a second-order optimizer computes it."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 1, 8, 8))
+    params = [rng.standard_normal((4, 1, 3, 3)), rng.standard_normal(4), rng.standard_normal((2, 4, 2, 2)), rng.standard_normal(2)]
+    vectors = [rng.standard_normal(p.shape) for p in params]
+    results = {}
+    for lib, ps in _both(params).items():
+        F_ = lib.nn.functional
+        h = F_.max_pool2d(F_.conv2d(lib.tensor(x, dtype=lib.float64), ps[0], ps[1], padding=1), 2)
+        loss = (F_.conv2d(h, ps[2], ps[3], stride=2) ** 2).sum()
+        grads = lib.autograd.grad(loss, ps, create_graph=True)
+        dot = sum((g * lib.tensor(v, dtype=lib.float64)).sum() for g, v in zip(grads, vectors))
+        results[lib.__name__] = [hv.numpy() for hv in lib.autograd.grad(dot, ps)]
+    for m, t in zip(results["minigrad"], results["torch"]):
+        np.testing.assert_allclose(m, t, rtol=1e-9, atol=1e-9)
