@@ -2391,3 +2391,45 @@ def test_linear_of_every_input_rank(shape, bias):
         y.sum().backward()
         return y, y.grad_fn.name(), x.grad, w.grad
     same(prog)
+
+
+# -- 21. activations in place -------------------------------------------------------------------------
+_INPLACE_ACTIVATIONS = {
+    "F.relu(inplace)": lambda lib, x: lib.nn.functional.relu(x, inplace=True),
+    "F.relu_": lambda lib, x: lib.nn.functional.relu_(x),
+    "F.elu(inplace)": lambda lib, x: lib.nn.functional.elu(x, 0.7, inplace=True),
+    "F.elu_": lambda lib, x: lib.nn.functional.elu_(x),
+    "F.leaky_relu(inplace)": lambda lib, x: lib.nn.functional.leaky_relu(x, 0.1, inplace=True),
+    "F.leaky_relu_": lambda lib, x: lib.nn.functional.leaky_relu_(x, 0.1),
+    "leaky_relu_ with a negative slope": lambda lib, x: lib.nn.functional.leaky_relu(x, -0.1, inplace=True),
+    "F.silu(inplace)": lambda lib, x: lib.nn.functional.silu(x, inplace=True),
+    "nn.ELU(inplace)": lambda lib, x: lib.nn.ELU(inplace=True)(x),
+    "nn.LeakyReLU(inplace)": lambda lib, x: lib.nn.LeakyReLU(0.2, inplace=True)(x),
+    "nn.SiLU(inplace)": lambda lib, x: lib.nn.SiLU(inplace=True)(x),
+    "F.dropout(inplace), evaluation": lambda lib, x: lib.nn.functional.dropout(x, 0.5, training=False, inplace=True),
+    "F.dropout(p=1, inplace)": lambda lib, x: lib.nn.functional.dropout(x, 1.0, inplace=True),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_INPLACE_ACTIVATIONS))
+@pytest.mark.parametrize("case", ["graph tensor", "leaf", "view", "changed again", "second derivative", "integers"])
+def test_activations_in_place(op, case):
+    """Only ReLU had an inplace form; PyTorch's elu_/leaky_relu_ nodes (EluBackward1, LeakyReluBackward1)
+    keep the result, so changing it again before backward is a version error, and a negative slope
+    cannot be undone; silu and gelu refuse integer tensors."""
+    def prog(lib):
+        x = lib.tensor([-1.5, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        h = lib.tensor([-1, 0, 2]) if case == "integers" else x * 1
+        target = {"leaf": x, "view": h[1:]}.get(case, h)
+        out = _INPLACE_ACTIVATIONS[op](lib, target)
+        result = [out is target, None if out.grad_fn is None else out.grad_fn.name(), h]
+        if case == "changed again":
+            result.append(_outcome(lambda: h.mul_(2)))
+        if case == "second derivative":
+            first, = lib.autograd.grad((h * h).sum(), x, create_graph=True)
+            result.append(lib.autograd.grad(first.sum(), x)[0])
+        elif case != "integers":
+            result.append(_outcome(lambda: (h * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()))
+            result.append(x.grad)
+        return result
+    same(prog)

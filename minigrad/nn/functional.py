@@ -27,7 +27,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.creation import generator
 from minigrad.dtypes import int32, int64
 from minigrad.functional_ops import broadcast_tensors, cat, where
-from minigrad.nn.ops.activation import Elu, Gelu, GeluTanh, LeakyRelu, Silu, Softplus
+from minigrad.nn.ops.activation import Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear_map import (
@@ -87,14 +87,6 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return LogSoftmax.apply(input, dim)
 
 
-def _no_inplace(name: str, inplace: bool) -> None:
-    if inplace:
-        raise NotImplementedError(
-            f"{name}(inplace=True) is not supported by minigrad: call it with inplace=False (the default) "
-            "and assign the result"
-        )
-
-
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x), Phi the standard normal CDF; ``approximate="tanh"`` uses PyTorch's tanh formula."""
     if approximate == "none":
@@ -105,21 +97,35 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    """x * sigmoid(x) (also called swish)."""
-    _no_inplace("silu", inplace)
-    return Silu.apply(input)
+    """x * sigmoid(x) (also called swish); ``inplace=True`` overwrites ``input`` and returns it."""
+    return input._inplace(Silu) if inplace else Silu.apply(input)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """x where x > 0, else negative_slope * x (the derivative at 0 is negative_slope, as in PyTorch)."""
-    _no_inplace("leaky_relu", inplace)
-    return LeakyRelu.apply(input, negative_slope)
+    """x where x > 0, else negative_slope * x (the derivative at 0 is negative_slope, as in PyTorch).
+
+    ``inplace=True`` (or ``leaky_relu_``) overwrites ``input``: node ``LeakyReluBackward1``, which
+    keeps the result, not the overwritten input.
+    """
+    return input._inplace(LeakyReluInplace, negative_slope) if inplace else LeakyRelu.apply(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """x where x > 0, else alpha * (exp(x) - 1): one node, ``EluBackward0``."""
-    _no_inplace("elu", inplace)
-    return Elu.apply(input, alpha)
+    """x where x > 0, else alpha * (exp(x) - 1): one node, ``EluBackward0``; ``inplace=True`` (or
+    ``elu_``) overwrites ``input`` (``EluBackward1``, which keeps the result)."""
+    return input._inplace(EluInplace, alpha) if inplace else Elu.apply(input, alpha)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return input.relu_()
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -173,7 +179,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
     return MaxPool2d.apply(input, kernel_size, stride, _pair("padding", padding))
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p).
 
     The scaling ("inverted dropout") keeps each element's expected value, so
@@ -186,9 +192,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return input
     dtype = input._data.dtype
     if p == 1.0:
-        return input * Tensor._wrap(np.zeros(input.shape, dtype))
-    keep = generator().random(input.shape) >= p  # True with probability 1 - p
-    return input * Tensor._wrap(keep.astype(dtype) / dtype.type(1.0 - p))
+        scale = Tensor._wrap(np.zeros(input.shape, dtype))
+    else:
+        keep = generator().random(input.shape) >= p  # True with probability 1 - p
+        scale = Tensor._wrap(keep.astype(dtype) / dtype.type(1.0 - p))
+    return input.mul_(scale) if inplace else input * scale
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

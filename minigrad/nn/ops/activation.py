@@ -38,6 +38,12 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
+def _check_float(x: Tensor, name: str) -> None:
+    """These activations are defined for floats only, as in PyTorch: say so, and how to fix it."""
+    if x._data.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}" not implemented for {x.dtype}: call .float() first')
+
+
 class Erf(Function):
     """erf(x) = 2/sqrt(pi) * integral from 0 to x of exp(-t*t) dt."""
 
@@ -61,6 +67,7 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, x):
+        _check_float(x, "gelu")
         ctx.save_for_backward(x)
         return Tensor._wrap(kernels.gelu_forward(x._data))
 
@@ -87,6 +94,7 @@ class GeluTanh(Function):
 
     @staticmethod
     def forward(ctx, x):
+        _check_float(x, "gelu")
         ctx.save_for_backward(x)
         data = x._data
         inner = (data + data * data * data * 0.044715) * math.sqrt(2.0 / math.pi)
@@ -107,6 +115,7 @@ class Silu(Function):
 
     @staticmethod
     def forward(ctx, x):
+        _check_float(x, "silu")
         ctx.save_for_backward(x)
         return Tensor._wrap(x._data * kernels.sigmoid_forward(x._data))
 
@@ -124,6 +133,7 @@ class Softplus(Function):
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
+        _check_float(x, "softplus")
         ctx.save_for_backward(x)
         ctx.beta, ctx.threshold = beta, threshold
         data = x._data
@@ -156,9 +166,8 @@ class Elu(Function):
 
     @staticmethod
     def forward(ctx, x, alpha):
+        _check_float(x, "elu")
         data = x._data
-        if data.dtype.kind != "f":
-            raise NotImplementedError(f'"elu_cpu" not implemented for {x.dtype}: call .float() first')
         ctx.save_for_backward(x)
         ctx.alpha = alpha
         negative = np.expm1(np.minimum(data, 0)) * data.dtype.type(alpha)
@@ -168,6 +177,24 @@ class Elu(Function):
     def backward(ctx, grad):
         x, = ctx.saved_tensors
         return _elu_backward(x, grad, ctx.alpha), None
+
+
+class EluInplace(Elu):
+    """``elu_``: the input is overwritten, so, as PyTorch's node, it saves the result and takes the
+    derivative from it: 1 where out > 0, else out + alpha (alpha * exp(x) = out + alpha)."""
+
+    node_name = "EluBackward1"
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        out = Elu.forward(ctx, x, alpha)
+        ctx.save_for_backward(out)  # (replaces the input Elu.forward saved)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return Where.apply(out._data > 0, grad, grad * (out + ctx.alpha)), None
 
 
 class EluBackward(Function):
@@ -204,9 +231,8 @@ class LeakyRelu(Function):
 
     @staticmethod
     def forward(ctx, x, negative_slope):
+        _check_float(x, "leaky_relu")
         data = x._data
-        if data.dtype.kind != "f":
-            raise NotImplementedError(f'"leaky_relu_cpu" not implemented for {x.dtype}: call .float() first')
         ctx.save_for_backward(x)
         ctx.slope = negative_slope
         return Tensor._wrap(np.where(data > 0, data, data * data.dtype.type(negative_slope)))
@@ -215,6 +241,30 @@ class LeakyRelu(Function):
     def backward(ctx, grad):
         x, = ctx.saved_tensors
         return _leaky_relu_backward(x, grad, ctx.slope), None
+
+
+class LeakyReluInplace(LeakyRelu):
+    """``leaky_relu_``: as PyTorch's node, it saves the result (the input is overwritten); the
+    derivative is 1 where out > 0, else the slope, which only a positive slope makes readable."""
+
+    node_name = "LeakyReluBackward1"
+
+    @staticmethod
+    def forward(ctx, x, negative_slope):
+        out = LeakyRelu.forward(ctx, x, negative_slope)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        if ctx.slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+                "supported. This is caused by calling in-place forward function with a negative slope, please "
+                "call out-of-place version instead."
+            )
+        return Where.apply(out._data > 0, grad, grad * ctx.slope), None
 
 
 class LeakyReluBackward(Function):
