@@ -2304,6 +2304,10 @@ _LAYOUT_OPS = {
     "where": lambda lib, x: lib.where(x > 2, x, 0.), "tril": lambda lib, x: x.tril(), "masked_fill": lambda lib, x: x.masked_fill(x > 3, 0.),
     "matmul": lambda lib, x: x @ lib.ones(x.shape[-1], 2), "cat(1)": lambda lib, x: lib.cat([x, x], 1), "all(1)": lambda lib, x: (x > 0).all(1),
     "floor": lambda lib, x: x.floor(), "x % 3": lambda lib, x: x % 3,
+    "x + row-major": lambda lib, x: x + lib.ones(x.shape), "row-major + x": lambda lib, x: lib.ones(x.shape) + x,
+    "sort(1)": lambda lib, x: x.sort(1).values, "sort(1) indices": lambda lib, x: x.sort(1).indices,
+    "gelu": lambda lib, x: lib.nn.functional.gelu(x), "silu": lambda lib, x: lib.nn.functional.silu(x),
+    "x[[0, 1]]": lambda lib, x: x[[0, 1]],
 }
 
 

@@ -29,6 +29,7 @@ from minigrad import dtypes, kernels
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import broadcast_error, sum_to
+from minigrad.ops.layout import like_first
 from minigrad.tensor import Tensor
 
 
@@ -44,7 +45,7 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
     except ValueError:
         raise broadcast_error(np.shape(x), np.shape(y)) from None
     want = result_dtype or dtypes.result_type(x, y)
-    return Tensor._wrap(out if out.dtype == want else np.asarray(out, dtype=want))
+    return Tensor._wrap(like_first(out if out.dtype == want else np.asarray(out, dtype=want), x))
 
 
 def _float(a: Tensor) -> np.ndarray:

@@ -14,7 +14,8 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import normalize_dims, wrap_dim
-from minigrad.ops.shape import Cat, Stack, copy_keeping_layout, view_of
+from minigrad.ops.layout import copy_keeping_layout
+from minigrad.ops.shape import Cat, Stack, view_of
 from minigrad.tensor import Tensor
 
 

@@ -18,6 +18,7 @@ from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.ops.broadcast import normalize_dims, sum_to, wrap_dim
 from minigrad.ops.elementwise import Where
+from minigrad.ops.layout import copy_keeping_layout, is_dense
 from minigrad.tensor import Tensor, _ViewMeta
 
 
@@ -459,8 +460,8 @@ class Index(Function):
     def forward(ctx, a, key):
         ctx.input_shape = a.shape
         _save_key(ctx, key)
-        out = a._data[key]  # (PyTorch keeps a row-major input's result row-major; NumPy may not)
-        return Tensor._wrap(np.asarray(out, order="C") if a._data.flags.c_contiguous else out)
+        out = a._data[key]  # row-major, as PyTorch's, unless the input is dense but not row-major
+        return Tensor._wrap(out if is_dense(a._data) and not a._data.flags.c_contiguous else np.asarray(out, order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -694,25 +695,6 @@ class ToCopy(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.to(ctx.input_dtype), None
-
-
-def copy_keeping_layout(array: np.ndarray, dtype=None) -> np.ndarray:
-    """A copy laid out in memory as ``array`` is (PyTorch's preserve_format, what clone() and to()
-    do), so a transposed tensor's clone is still transposed; an array with gaps or repeats (a slice
-    with a step, an expand()) gives a row-major copy."""
-    dense = _dense(array)
-    return array.astype(dtype or array.dtype, order="K" if dense else "C", copy=True)
-
-
-def _dense(array: np.ndarray) -> bool:
-    """No gaps and no repeats in memory: some order of the dimensions is row-major."""
-    expected = array.itemsize
-    for n, step in sorted(zip(array.shape, array.strides), key=lambda pair: abs(pair[1])):
-        if n != 1:
-            if abs(step) != expected:
-                return False
-            expected *= n
-    return True
 
 
 class Contiguous(Function):

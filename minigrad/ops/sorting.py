@@ -17,6 +17,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import wrap_dim
 from minigrad.ops.indexing import full_index
+from minigrad.ops.layout import like_first
 from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
 
@@ -41,7 +42,9 @@ class _Picked(Function):
         if a.ndim == 0:
             values, indices = a._data.copy(), np.zeros((), dtype=np.int64)
         else:
-            values, indices = a._data[full_index(order, dim)], order.astype(np.int64)
+            # laid out as the input, as PyTorch's sort (NumPy's take gives row-major)
+            values = like_first(a._data[full_index(order, dim)], a._data)
+            indices = like_first(order.astype(np.int64), a._data)
         indices = Tensor._wrap(indices)
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)  # as PyTorch: freed after backward, so a second one fails

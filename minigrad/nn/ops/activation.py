@@ -32,6 +32,7 @@ from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.kernels.reference import _erf as _erf_array
 from minigrad.ops.elementwise import Where
+from minigrad.ops.layout import like_first
 from minigrad.tensor import Tensor
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -69,7 +70,7 @@ class Gelu(Function):
     def forward(ctx, x):
         _check_float(x, "gelu")
         ctx.save_for_backward(x)
-        return Tensor._wrap(kernels.gelu_forward(x._data))
+        return Tensor._wrap(like_first(kernels.gelu_forward(x._data), x._data))  # (the kernel's result is row-major)
 
     @staticmethod
     def backward(ctx, grad):
@@ -117,7 +118,7 @@ class Silu(Function):
     def forward(ctx, x):
         _check_float(x, "silu")
         ctx.save_for_backward(x)
-        return Tensor._wrap(x._data * kernels.sigmoid_forward(x._data))
+        return Tensor._wrap(like_first(x._data * kernels.sigmoid_forward(x._data), x._data))
 
     @staticmethod
     def backward(ctx, grad):

@@ -1,0 +1,42 @@
+"""The memory layout of a new tensor, as PyTorch chooses it.
+
+A tensor's layout (its strides) decides whether ``view()`` works on it and whether
+``flatten()`` is a view or a copy, so an in-place change of the flattened tensor
+reaches the original or not. PyTorch's rule for most results: row-major; for a
+copy (``clone()``, ``to()``) or an elementwise result: the layout of the (first)
+input, when that input has no gaps and no repeats in memory ("dense"), so a
+transposed tensor's clone is transposed too. NumPy's rules differ in places:
+these helpers apply PyTorch's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def is_dense(array: np.ndarray) -> bool:
+    """No gaps and no repeats in memory: some order of the dimensions is row-major."""
+    expected = array.itemsize
+    for n, step in sorted(zip(array.shape, array.strides), key=lambda pair: abs(pair[1])):
+        if n != 1:
+            if abs(step) != expected:
+                return False
+            expected *= n
+    return True
+
+
+def copy_keeping_layout(array: np.ndarray, dtype=None) -> np.ndarray:
+    """A copy laid out in memory as ``array`` is (PyTorch's preserve_format, what clone() and to()
+    do); an array with gaps or repeats (a slice with a step, an expand()) gives a row-major copy."""
+    return array.astype(dtype or array.dtype, order="K" if is_dense(array) else "C", copy=True)
+
+
+def like_first(out: np.ndarray, first) -> np.ndarray:
+    """An elementwise result laid out as PyTorch lays it out: as its first operand when that has the
+    result's shape and is dense, else row-major (NumPy may pick another order)."""
+    if not isinstance(first, np.ndarray) or first.flags.c_contiguous or first.shape != out.shape or out.ndim < 2:
+        return out
+    laid_out = np.empty_like(first, dtype=out.dtype) if is_dense(first) else np.empty(out.shape, out.dtype)
+    if laid_out.strides == out.strides:
+        return out
+    laid_out[...] = out
+    return laid_out
