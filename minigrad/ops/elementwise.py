@@ -45,7 +45,10 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
     except ValueError:
         raise broadcast_error(np.shape(x), np.shape(y)) from None
     want = result_dtype or dtypes.result_type(x, y)
-    return Tensor._wrap(like_first(out if out.dtype == want else np.asarray(out, dtype=want), x))
+    out = out if out.dtype == want else np.asarray(out, dtype=want)
+    if out.ndim > 1 and type(x) is np.ndarray and not x.flags.c_contiguous:  # (rare: a transposed operand)
+        out = like_first(out, x)
+    return Tensor._wrap(out)
 
 
 def _float(a: Tensor) -> np.ndarray:
