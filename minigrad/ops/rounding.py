@@ -25,13 +25,17 @@ def _zeros_like(grad: Tensor) -> Tensor:
     return Tensor._wrap(np.zeros_like(grad._data))
 
 
+def _whole(numpy_fn, a: Tensor) -> Tensor:
+    x = a._data
+    return Tensor._wrap(numpy_fn(x) if x.dtype.kind == "f" else x.copy())  # integers are already whole
+
+
 class Floor(Function):
     node_name = "FloorBackward0"
 
     @staticmethod
     def forward(ctx, a):
-        x = a._data
-        return Tensor._wrap(np.floor(x) if x.dtype.kind == "f" else x.copy())  # integers are already whole
+        return _whole(np.floor, a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -43,8 +47,7 @@ class Ceil(Floor):
 
     @staticmethod
     def forward(ctx, a):
-        x = a._data
-        return Tensor._wrap(np.ceil(x) if x.dtype.kind == "f" else x.copy())
+        return _whole(np.ceil, a)
 
 
 class Trunc(Floor):
@@ -52,8 +55,7 @@ class Trunc(Floor):
 
     @staticmethod
     def forward(ctx, a):
-        x = a._data
-        return Tensor._wrap(np.trunc(x) if x.dtype.kind == "f" else x.copy())
+        return _whole(np.trunc, a)
 
 
 class Round(Function):
