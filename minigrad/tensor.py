@@ -553,15 +553,11 @@ class Tensor:
             other, self, np.floor_divide, "floor_divide")
 
     def remainder(self, other) -> "Tensor":
-        other = _operand(other)
-        if other is NotImplemented:
-            raise TypeError(f"remainder(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
+        other = _argument("remainder", other)
         return (_rounding.Remainder if isinstance(other, Tensor) else _rounding.RemainderScalar).apply(self, other)
 
     def fmod(self, other) -> "Tensor":
-        other = _operand(other)
-        if other is NotImplemented:
-            raise TypeError(f"fmod(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
+        other = _argument("fmod", other)
         return (_rounding.Fmod if isinstance(other, Tensor) else _rounding.FmodScalar).apply(self, other)
 
     def floor_divide(self, other) -> "Tensor":
@@ -844,11 +840,9 @@ class Tensor:
         # first, so that value may alias self. A copy_ from exactly self's memory (same place, sizes,
         # strides, dtype) changes nothing: PyTorch returns before any check.
         written = (Ellipsis,)
-        strides = self._data.strides
         same_window = op is _shape.Copy and _same_window(self._data, args[1]._data)
-        if not same_window and 0 in strides and self._data.size and op not in _FILLS_WITH_A_NUMBER and any(
-            st == 0 and n > 1 for n, st in zip(self._data.shape, strides)
-        ):
+        if (not same_window and 0 in self._data.strides and self._data.size and op not in _FILLS_WITH_A_NUMBER
+                and _repeats_memory(self._data)):
             if recording or op is not _shape.IndexPut:
                 raise RuntimeError(
                     "unsupported operation: more than one element of the written-to tensor refers to a "
@@ -1377,6 +1371,7 @@ from minigrad.ops import rounding as _rounding  # noqa: E402
 from minigrad.ops import shape as _shape  # noqa: E402
 from minigrad.ops import softmax as _softmax  # noqa: E402
 from minigrad.ops.broadcast import wrap_dim as _wrap_dim  # noqa: E402
+from minigrad.ops.layout import repeats_memory as _repeats_memory  # noqa: E402
 from minigrad import creation as _creation  # noqa: E402
 from minigrad.ops import compare as _compare  # noqa: E402
 from minigrad.ops import indexing as _indexing  # noqa: E402

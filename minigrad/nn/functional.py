@@ -35,7 +35,7 @@ from minigrad.nn.ops.linear_map import (
 )
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
-from minigrad.nn.ops.normalization import NativeBatchNorm, NativeLayerNorm
+from minigrad.nn.ops.normalization import NativeBatchNorm, NativeLayerNorm, batch_statistics
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, NllLoss2d, SmoothL1Loss
 from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.softmax import LogSoftmax, Softmax
@@ -463,7 +463,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
             f"but got input of size{list(input.shape)}"
         )
     dims = tuple(range(input.ndim - k, input.ndim))
-    return NativeLayerNorm.apply(input, weight, bias, dims, shape, eps, None)
+    return NativeLayerNorm.apply(input, weight, bias, dims, shape, eps, None, True)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
@@ -486,22 +486,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         count = input.numel() // channels
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-        if running_mean is not None or running_var is not None:
-            data = input._data
-            mean = data.mean(axis=dims)
-            var = ((data - mean.reshape(view)) ** 2).mean(axis=dims)
-            with no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(Tensor._wrap(mean.astype(data.dtype)) * momentum)
-                if running_var is not None:
-                    unbiased = Tensor._wrap(var.astype(data.dtype)) * (count / (count - 1))
-                    running_var.mul_(1 - momentum).add_(unbiased * momentum)
-        stats = None
+        stats = mean, var = batch_statistics(input._data, dims)  # computed once, for the output and the running ones
+        with no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(Tensor._wrap(mean.reshape(channels)) * momentum)
+            if running_var is not None:
+                unbiased = Tensor._wrap(var.reshape(channels)) * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("batch_norm: running_mean and running_var must be given when training=False")
         stats = (running_mean._data.reshape(view), running_var._data.reshape(view))
-    return NativeBatchNorm.apply(input, weight, bias, dims, view, eps, stats)
+    return NativeBatchNorm.apply(input, weight, bias, dims, view, eps, stats, training)
 
 
 # -- losses -------------------------------------------------------------------

@@ -24,6 +24,12 @@ def is_dense(array: np.ndarray) -> bool:
     return True
 
 
+def repeats_memory(array: np.ndarray) -> bool:
+    """Whether several elements are one place in memory (an ``expand()``: a stride of 0 over more
+    than one element), which no write into it, and no gradient copied into it, can respect."""
+    return 0 in array.strides and any(step == 0 and n > 1 for n, step in zip(array.shape, array.strides))
+
+
 def copy_keeping_layout(array: np.ndarray, dtype=None) -> np.ndarray:
     """A copy laid out in memory as ``array`` is (PyTorch's preserve_format, what clone() and to()
     do); an array with gaps or repeats (a slice with a step, an expand()) gives a row-major copy."""

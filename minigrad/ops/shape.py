@@ -18,7 +18,7 @@ from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.ops.broadcast import normalize_dims, sum_to, wrap_dim
 from minigrad.ops.elementwise import Where
-from minigrad.ops.layout import copy_keeping_layout, is_dense
+from minigrad.ops.layout import copy_keeping_layout, is_dense, repeats_memory
 from minigrad.tensor import Tensor, _ViewMeta
 
 
@@ -461,7 +461,7 @@ class Index(Function):
         ctx.input_shape = a.shape
         _save_key(ctx, key)
         out = a._data[key]  # row-major, as PyTorch's, unless the input is dense but not row-major
-        return Tensor._wrap(out if is_dense(a._data) and not a._data.flags.c_contiguous else np.asarray(out, order="C"))
+        return Tensor._wrap(out if not a._data.flags.c_contiguous and is_dense(a._data) else np.asarray(out, order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -616,7 +616,7 @@ class AsStridedScatter(Function):
     def forward(ctx, grad, steps, shape, order):
         ctx.steps = steps
         full, region = _filled_with_region(shape, order, grad._data.dtype, steps, 0)
-        if any(stride == 0 and n > 1 for n, stride in zip(region.shape, region.strides)):
+        if repeats_memory(region):
             # An expand() among the steps: several elements of the view are one element of the
             # base, and their gradients add up (an assignment would keep only the last of them).
             # So replay the steps on each element's position in memory and add at those positions.
@@ -669,16 +669,16 @@ class CopySlices(Function):
         grad_base = None
         if of_view is None and not ctx.needs_input_grad[0]:
             return (None, None, None, None, *results)
-        outside, region = _filled_with_region(grad.shape, ctx.order, grad._data.dtype, ctx.steps, 1)
-        if of_view is not None and any(st == 0 and n > 1 for n, st in zip(region.shape, region.strides)):
+        outside, region = _filled_with_region(grad.shape, ctx.order, bool, ctx.steps, True)
+        if of_view is not None and repeats_memory(region):
             # PyTorch copies the view's gradient into that region of the base's: impossible for an expand()
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to a single "
                 "memory location. Please clone() the tensor before performing the operation."
             )
         if ctx.needs_input_grad[0]:
-            region[...] = 0
-            grad_base = Where.apply(outside != 0, grad, 0.0)  # exactly 0 in the view's region, even for inf
+            region[...] = False
+            grad_base = Where.apply(outside, grad, 0.0)  # exactly 0 in the view's region, even for inf
             if of_view is not None:
                 grad_base = grad_base + AsStridedScatter.apply(of_view, ctx.steps, grad.shape, ctx.order)
         return (grad_base, None, None, None, *results)  # (the arguments that are not tensors get None)

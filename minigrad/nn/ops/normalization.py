@@ -25,21 +25,18 @@ from minigrad.tensor import Tensor
 class NativeNorm(Function):
     """``(x - mean) / sqrt(var + eps) * weight + bias``; the statistics over ``dims`` of x, or given.
 
-    ``view`` is the shape weight and bias are broadcast as; ``stats`` is None (use the batch's,
-    the biased variance) or the (mean, var) arrays of the running statistics, already in ``view``.
+    ``view`` is the shape weight and bias are broadcast as. ``stats``: the (mean, var) arrays, with
+    the reduced dimensions kept, or None to take them from x (``batch_statistics``); ``batch``: they
+    are x's own (so its gradient goes through them), not running statistics.
     """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, dims: tuple, view: tuple, eps: float, stats):
-        ctx.dims, ctx.view, ctx.eps, ctx.stats = dims, view, eps, stats
+    def forward(ctx, x, weight, bias, dims: tuple, view: tuple, eps: float, stats, batch: bool):
+        ctx.dims, ctx.view, ctx.eps, ctx.stats, ctx.batch = dims, view, eps, stats, batch
         ctx.param_shape = None if weight is None and bias is None else (weight if weight is not None else bias).shape
         ctx.save_for_backward(x, weight)
         data = x._data
-        if stats is None:
-            mean = data.mean(axis=dims, keepdims=True)
-            var = ((data - mean) ** 2).mean(axis=dims, keepdims=True)
-        else:
-            mean, var = stats
+        mean, var = batch_statistics(data, dims) if stats is None else stats
         out = (data - mean) / np.sqrt(var + eps)
         if weight is not None:
             out = out * weight._data.reshape(view)
@@ -51,7 +48,7 @@ class NativeNorm(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         dims, view, eps = ctx.dims, ctx.view, ctx.eps
-        if ctx.stats is None:
+        if ctx.batch:
             centered = x - x.mean(dims, keepdim=True)
             rstd = ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
         else:
@@ -62,7 +59,7 @@ class NativeNorm(Function):
         g = grad if weight is None else grad * weight.reshape(view)
         grad_x = grad_weight = grad_bias = None
         if need_x:
-            if ctx.stats is None:
+            if ctx.batch:
                 grad_x = (g - g.mean(dims, keepdim=True) - x_hat * (g * x_hat).mean(dims, keepdim=True)) * rstd
             else:
                 grad_x = g * rstd
@@ -70,7 +67,13 @@ class NativeNorm(Function):
             grad_weight = _sum_to_view(grad * x_hat, view, ctx.param_shape)
         if need_bias:
             grad_bias = _sum_to_view(grad, view, ctx.param_shape)
-        return grad_x, grad_weight, grad_bias, None, None, None, None
+        return grad_x, grad_weight, grad_bias, None, None, None, None, None
+
+
+def batch_statistics(data: np.ndarray, dims: tuple) -> tuple:
+    """The mean and the biased variance over ``dims``, which stay as dimensions of size 1."""
+    mean = data.mean(axis=dims, keepdims=True)
+    return mean, ((data - mean) ** 2).mean(axis=dims, keepdims=True)
 
 
 def _sum_to_view(t: Tensor, view: tuple, shape) -> Tensor:
