@@ -3,7 +3,8 @@
 The program tester (``test_differential.py``) draws autograd programs over a few
 activations and losses with their default options. This one draws the options a
 tutorial reaches for (weights, reductions, ``ignore_index``, ``label_smoothing``,
-strides, padding, ``ceil_mode``, ...), calls the same function in both libraries
+strides, padding, ``ceil_mode``, ...), and Tensor methods with their overloads (rounding,
+remainders, ``narrow``, ``sort(stable=)``, in-place activations), calls the same function in both libraries
 and compares the output (values, dtype, shape, ``grad_fn`` name), the gradient of
 every float input, or, when torch raises, the exception type. A weighted
 ``mse_loss`` that took the plain mean where torch divides by the sum of the
@@ -256,10 +257,45 @@ def embedding_calls(draw):
                 ("weight",), draw(DTYPES), ints=("input",), padding_idx=padding_idx, input=arrays["input"])
 
 
+@st.composite
+def tensor_methods(draw):
+    """Tensor methods with overloads: rounding, remainders, narrow, sort, in-place activations."""
+    name = draw(st.sampled_from(["floor", "ceil", "trunc", "round", "round_decimals", "frac", "remainder",
+                                 "remainder_scalar", "fmod", "fmod_scalar", "rsqrt", "reciprocal", "narrow",
+                                 "sort", "sort_stable", "argsort", "elu_", "leaky_relu_", "silu_"]))
+    shape = _shape(draw)
+    x = _values(draw, shape, -4.0, 4.0)
+    other = _values(draw, shape[draw(st.integers(0, len(shape))):], 0.5, 3.0) * draw(st.sampled_from([1.0, -1.0]))
+    if name == "rsqrt":
+        x = np.abs(x) + 0.1
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    start = draw(st.integers(0, shape[dim] - 1))
+    length = draw(st.integers(0, shape[dim] - start))
+    scalar = draw(st.sampled_from([2.5, -3.0, 1.0]))
+    descending = draw(st.booleans())
+
+    def run(lib, F, t):
+        x = t["input"]
+        calls = {
+            "round_decimals": lambda: x.round(decimals=1), "remainder": lambda: x % t["other"],
+            "remainder_scalar": lambda: x % scalar, "fmod": lambda: x.fmod(t["other"]), "fmod_scalar": lambda: x.fmod(scalar),
+            "narrow": lambda: x.narrow(dim, start, length), "sort": lambda: x.sort(dim, descending).values,
+            "sort_stable": lambda: x.sort(stable=True, dim=dim, descending=descending).values,
+            "argsort": lambda: x.argsort(dim, descending).double(),
+            # in place on a copy inside the graph, so the leaf keeps its gradient
+            "elu_": lambda: F.elu_(x * 1, 0.7), "leaky_relu_": lambda: F.leaky_relu_(x * 1, 0.2),
+            "silu_": lambda: F.silu(x * 1, inplace=True),
+        }
+        return calls.get(name, lambda: getattr(x, name)())()
+    return Call({"input": x, "other": other}, run, ("input", "other"), draw(DTYPES), name=name, dim=dim,
+                start=start, length=length, scalar=scalar, descending=descending)
+
+
 CALLS = {
     "regression losses": regression_losses(), "classification losses": classification_losses(),
     "binary losses": binary_losses(), "activations": activations(), "linear": linear_calls(),
     "images": image_calls(), "normalization": normalization_calls(), "embedding": embedding_calls(),
+    "tensor methods": tensor_methods(),
 }
 
 
