@@ -15,6 +15,7 @@ under the ``ci`` profile); ``--hypothesis-profile=long`` draws fresh ones.
 """
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 
@@ -40,6 +41,14 @@ class Call:
     def __init__(self, arrays: dict, run, grad: tuple, dtype: str, ints: tuple = (), **options):
         self.arrays, self.run, self.grad, self.dtype, self.ints = arrays, run, grad, dtype, ints
         self.options = options
+
+    def in_float64(self) -> "Call":
+        """This call in float64 on the same (float32-rounded) values: its exact answer, near enough."""
+        exact = copy.copy(self)
+        exact.arrays = {name: a if a is None or name in self.ints else a.astype(np.float32).astype(np.float64)
+                        for name, a in self.arrays.items()}
+        exact.dtype = "float64"
+        return exact
 
     def __repr__(self) -> str:
         shapes = {name: None if a is None else a.shape for name, a in self.arrays.items()}
@@ -311,7 +320,8 @@ def _outcome(lib, call: Call):
             first = outputs[0]
             names = None if first.grad_fn is None else first.grad_fn.name()
             if first.requires_grad:
-                weights = np.random.default_rng(7).uniform(-1, 1, size=tuple(first.shape))
+                # float32 values, so that a float64 run (Call.in_float64) backpropagates the same ones
+                weights = np.random.default_rng(7).uniform(-1, 1, size=tuple(first.shape)).astype(np.float32)
                 first.backward(lib.tensor(weights, dtype=first.dtype))
     except Exception as e:  # noqa: BLE001 - the exception type is what we compare
         return ("raised", type(e).__name__)
@@ -325,11 +335,30 @@ def _tolerance(dtype: str) -> float:
     return 1e-4 if dtype == "float32" else 1e-9
 
 
-@pytest.mark.parametrize("family", sorted(CALLS))
-@settings(max_examples=int(os.environ.get("FUNCTIONAL_EXAMPLES", "100")))
-@given(data=st.data())
-def test_nn_functional_agrees_with_torch(family, data):
-    call = data.draw(CALLS[family], label="call")
+def _assert_close(m, t, exact, tol: float, what: str) -> None:
+    """minigrad's ``m`` is within ``tol`` of torch's ``t``, or no further than ``t`` from ``exact``.
+
+    Some float32 results are ill-conditioned, and there two libraries that round
+    differently disagree by much more than ``tol`` while both are as good as float32
+    allows: layer_norm's gradient over a row whose spread is tiny next to its values
+    is a difference of nearly equal terms (a ``(2, 3, 3, 2)`` input normalized over
+    its last 2 had 1.81304 against torch's 1.81274, where float64 gives 1.81343).
+    How far off float32 may be there depends on the values, not only on the dtype
+    and the reduction's length, so the allowance is measured: ``exact`` is the call
+    rerun in float64 on the same values (None for float64 calls), and minigrad may
+    be off it by as much as torch's float32 result is, plus ``tol``.
+    """
+    if exact is None or np.allclose(m, t, rtol=tol, atol=tol, equal_nan=True):
+        np.testing.assert_allclose(m, t, rtol=tol, atol=tol, err_msg=what)
+        return
+    torch_error = np.nanmax(np.abs(t - exact), initial=0.0)
+    np.testing.assert_allclose(m, exact, rtol=tol, atol=tol + torch_error,
+                               err_msg=f"{what}: differs from torch's, and is further than torch's "
+                                       f"({torch_error:.3g}) from the float64 answer")
+
+
+def _compare(call: Call) -> None:
+    """Run ``call`` on both libraries and assert they agree (see ``_assert_close``)."""
     expected, got = _outcome(torch, call), _outcome(minigrad, call)
     if expected[0] == "raised" or got[0] == "raised":
         assert got == expected, f"minigrad {got}, torch {expected}"
@@ -338,13 +367,45 @@ def test_nn_functional_agrees_with_torch(family, data):
     _, m_out, m_name, m_grads = got
     assert m_name == t_name, f"grad_fn: minigrad {m_name}, torch {t_name}"
     tol = _tolerance(call.dtype)
+    exact = _outcome(torch, call.in_float64()) if call.dtype == "float32" else None
+    assert exact is None or exact[0] == "ok", f"torch in float64: {exact}"
     assert len(m_out) == len(t_out)
-    for (m_dtype, m_shape, m_value), (t_dtype, t_shape, t_value) in zip(m_out, t_out):
+    for i, ((m_dtype, m_shape, m_value), (t_dtype, t_shape, t_value)) in enumerate(zip(m_out, t_out)):
         assert (m_dtype, m_shape) == (t_dtype, t_shape)
-        np.testing.assert_allclose(m_value, t_value, rtol=tol, atol=tol, err_msg="output")
+        _assert_close(m_value, t_value, None if exact is None else exact[1][i][2], tol, "output")
     assert m_grads.keys() == t_grads.keys()
     for name, t_grad in t_grads.items():
         m_grad = m_grads[name]
         assert (m_grad is None) == (t_grad is None), f"gradient of {name}: minigrad {m_grad}, torch {t_grad}"
         if t_grad is not None:
-            np.testing.assert_allclose(m_grad, t_grad, rtol=tol, atol=tol, err_msg=f"gradient of {name}")
+            _assert_close(m_grad, t_grad, None if exact is None else exact[3][name], tol, f"gradient of {name}")
+
+
+@pytest.mark.parametrize("family", sorted(CALLS))
+@settings(max_examples=int(os.environ.get("FUNCTIONAL_EXAMPLES", "100")))
+@given(data=st.data())
+def test_nn_functional_agrees_with_torch(family, data):
+    _compare(data.draw(CALLS[family], label="call"))
+
+
+def _normalization(name: str, x: np.ndarray) -> Call:
+    run = {"layer_norm": lambda lib, F, t: F.layer_norm(t["input"], x.shape[-1:], eps=1e-5),
+           "batch_norm": lambda lib, F, t: F.batch_norm(t["input"], None, None, training=True)}[name]
+    return Call({"input": x}, run, ("input",), "float32", name=name)
+
+
+@pytest.mark.parametrize("name, x", [
+    # found by the tester (--hypothesis-seed=91): rows like [-2.35676, -2.37274]
+    ("layer_norm", np.random.default_rng(2).uniform(-3, 3, (2, 3, 3, 2))),
+    ("batch_norm", np.array([[2.8530052], [2.8513703], [2.8443568]])),
+])
+def test_normalization_over_a_tiny_spread_is_as_accurate_as_float32_allows(name, x):
+    """Values whose spread is tiny next to them. layer_norm: at the element the tester flagged,
+    torch's float32 gradient is 4e-4 (relative) off the float64 one and minigrad's was 2e-4 off,
+    so the two differed by more than the tester's 1e-4. batch_norm: torch's is 1e-5 off at most,
+    minigrad's was 6e-3 off (on -4.84). Its backward now works in float64, so its gradient is the
+    float64 one rounded to float32."""
+    call = _normalization(name, x)
+    _compare(call)
+    exact = _outcome(torch, call.in_float64())[3]["input"]
+    np.testing.assert_allclose(_outcome(minigrad, call)[3]["input"], exact, rtol=np.finfo(np.float32).eps, atol=0)
