@@ -21,8 +21,14 @@ from minigrad.creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
     rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
+# Each op module gives Tensor its methods as it is imported (ops/registry.py): import them all.
+from minigrad.ops import (  # noqa: F401
+    compare, elementwise, indexing, inplace, linalg, matrix, movement, reduction, rounding, scan, shape, softmax,
+    sorting, stats, unary,
+)
+from minigrad.ops.registry import TOP_LEVEL as _TOP_LEVEL
 from minigrad.functional_ops import (
-    argmax, broadcast_shapes, broadcast_tensors, cat, clamp, log_softmax, matmul, maximum, pow, softmax, stack, where, write_out as _write_out,
+    broadcast_shapes, broadcast_tensors, cat, maximum, pow, stack, where, write_out as _write_out,
 )
 from minigrad import autograd, data, nn, optim
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
@@ -31,9 +37,10 @@ from minigrad.serialization import load, save
 __version__ = "0.1.0"
 
 
-def _tensor_function(name: str):
+def _top_level(name: str, method):
+    """``minigrad.<name>(t, ...)``: the method ``t.<name>(...)``, plus PyTorch's ``out=``."""
     def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
-        result = getattr(input, name)(*args, **kwargs)
+        result = method(input, *args, **kwargs)
         return result if out is None else _write_out(name, result, out)
 
     fn.__name__ = name
@@ -41,17 +48,8 @@ def _tensor_function(name: str):
     return fn
 
 
-# minigrad.exp(t), minigrad.sum(t, dim) ... as in PyTorch: the same as the methods.
-for _name in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sum", "mean", "max", "min",
-              "reshape", "flatten", "transpose", "permute", "squeeze", "unsqueeze", "neg",
-              "argmin", "clone", "detach",
-              "sin", "cos", "tan", "sinh", "cosh", "log1p", "expm1", "sign", "mm", "mv", "bmm", "t",
-              "prod", "cumsum", "norm", "std", "var", "logsumexp", "chunk", "split", "unbind", "gather",
-              "scatter_add", "masked_fill", "index_select", "flip", "roll", "tril", "triu", "topk", "sort", "argsort",
-              "isclose", "allclose", "equal", "add", "sub", "mul", "div", "narrow", "select", "broadcast_to",
-              "all", "any", "clip", "eq", "ne", "lt", "le", "gt", "ge", "is_floating_point", "numel",
-              "abs_", "clamp_", "cos_", "cosh_", "exp_", "expm1_", "log_", "log1p_", "neg_", "relu_", "sigmoid_",
-              "sin_", "sinh_", "sqrt_", "tan_", "tanh_", "fill_", "zero_", "detach_",
-              "floor", "ceil", "trunc", "round", "frac", "remainder", "fmod", "floor_divide", "rsqrt", "reciprocal"):
-    globals()[_name] = _tensor_function(_name)
-del _name
+# minigrad.exp(t), minigrad.sum(t, dim) ... as in PyTorch: the ops' methods (declared with
+# top_level=True), and four methods of the tensor itself.
+for _name, _method in {**_TOP_LEVEL, **{n: getattr(Tensor, n) for n in ("detach", "detach_", "is_floating_point", "numel")}}.items():
+    globals()[_name] = _top_level(_name, _method)
+del _name, _method

@@ -11,6 +11,7 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.device import resolve as resolve_device
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 _generator = np.random.default_rng(0)
 
@@ -224,3 +225,29 @@ def linspace(start: float, end: float, steps: int, *, dtype=None, device=None, r
     if want.kind in "iu":  # PyTorch truncates toward zero, as a cast does
         values = np.trunc(values)
     return _new(values.astype(want), requires_grad)
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method()
+def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+@tensor_method()
+def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+@tensor_method()
+def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return ones(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+@tensor_method()
+def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return empty(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+@tensor_method()
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)

@@ -31,13 +31,7 @@ class dtype:
         return f"minigrad.{self.name}"
 
     def __reduce__(self):  # pickle as the module-level singleton
-        return (getattr, (_module(), self.name))
-
-
-def _module():
-    import minigrad
-
-    return minigrad
+        return (from_numpy_dtype, (self.numpy,))
 
 
 float32 = dtype("float32", np.float32)

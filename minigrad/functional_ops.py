@@ -8,7 +8,7 @@ import numpy as np
 
 from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 
-from minigrad.ops import elementwise, linalg, reduction, shape
+from minigrad.ops import elementwise, shape
 from minigrad.ops.broadcast import broadcast_error
 from minigrad.tensor import Size, Tensor, _operand
 
@@ -53,9 +53,6 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
     return elementwise.Maximum.apply(input, _operand(other))
 
 
-def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
-    result = linalg.matmul(input, other)
-    return result if out is None else write_out("matmul", result, out)
 
 
 def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
@@ -70,20 +67,12 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     return result if out is None else write_out("pow", result, out)
 
 
-def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
-    return input.softmax(dim, dtype)
 
 
-def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
-    return input.log_softmax(dim, dtype)
 
 
-def clamp(input: Tensor, min=None, max=None) -> Tensor:
-    return elementwise.Clamp.apply(input, min, max)
 
 
-def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    return reduction.argmax(input, dim, keepdim)
 
 
 def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:

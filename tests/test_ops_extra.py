@@ -80,6 +80,8 @@ CASES = {
     "cosh": (lambda L, x: L.cosh(x), [(normal, (2, 3))]),
     "log1p": (lambda L, x: x.log1p(), [(above(-1), (2, 3))]),
     "expm1": (lambda L, x: L.expm1(x), [(normal, (2, 3))]),
+    "exp2": (lambda L, x: x.exp2(), [(normal, (2, 3))]),
+    "exp2_fn": (lambda L, x: L.exp2(x), [(normal, (4,))]),
     "sign": (lambda L, x: x.sign() * x, [(distinct, (2, 3))]),
     "sin_empty": (lambda L, x: x.sin(), [(normal, (0, 3))]),
     # -- matrix products

@@ -1,14 +1,16 @@
 """Automatic differentiation: Functions, the graph, the engine and gradcheck.
 
-The order to read minigrad in (the one place it is written down):
-``minigrad/tensor.py`` (the data, and the history it remembers), then this
-package: ``grad_mode`` (recording on/off), ``graph`` (nodes, edges, saved
-tensors), ``function`` (Function and its ctx), ``engine`` (topological order
-and the backward pass), ``differentiate`` (``backward`` and ``grad``); then
-``minigrad/ops/`` (every derivative, one file per family). When you need them:
-``gradcheck`` (finite differences), ``anomaly_mode`` (which forward line made a
-backward fail), ``stateful`` (the older instance-style Function, kept for
-teaching).
+The order to read minigrad in (the one place it is written down), bottom to top,
+each layer importing only the ones below it: this package first, ``grad_mode``
+(recording on/off), ``graph`` (nodes, edges, saved tensors), ``function``
+(Function and its ctx), ``engine`` (topological order and the backward pass),
+``differentiate`` (``backward`` and ``grad``). It knows a tensor only through the
+class ``minigrad/tensor.py`` registers with ``graph``. Then ``minigrad/tensor.py``
+(the data, and the history it remembers), then ``minigrad/ops/`` (every
+derivative, one file per family, each giving Tensor its methods: ``registry``).
+When you need them: ``gradcheck`` (finite differences), ``anomaly_mode`` (which
+forward line made a backward fail), ``stateful`` (the older instance-style
+Function, kept for teaching).
 """
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.autograd.function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable

@@ -3,19 +3,19 @@ from __future__ import annotations
 
 import numpy as np
 
-import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
+from minigrad.autograd import graph as _graph  # (_graph.Tensor: the registered tensor class)
 from minigrad.autograd.engine import run_backward
 
 
 def _as_tuple(x) -> tuple:
-    if isinstance(x, _tensor.Tensor):
+    if isinstance(x, _graph.Tensor):
         return (x,)
     return tuple(x)
 
 
 def _seed(outputs: tuple, grad_outputs) -> tuple[list, list]:
     """The root edges and their initial gradients (ones for a scalar output)."""
-    Tensor = _tensor.Tensor
+    Tensor = _graph.Tensor
     grad_outputs = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(
@@ -110,7 +110,7 @@ def grad(
             "Set allow_unused=True if this is the desired behavior."
         )
     if materialize_grads:
-        Tensor = _tensor.Tensor
+        Tensor = _graph.Tensor
         results = [Tensor._wrap(np.zeros_like(t._data)).requires_grad_(create_graph) if g is None else g
                    for g, t in zip(results, inputs)]
     return tuple(results)

@@ -37,15 +37,17 @@ classes kept from PyTorch 0.x.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from typing import Any, NoReturn
 
 import numpy as np
 
-import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
 from minigrad.autograd.anomaly_mode import _AnomalyMode, record_forward_traceback
 from minigrad.autograd.grad_mode import _GradMode, is_grad_enabled, no_grad
+from minigrad.autograd import graph as _graph  # (_graph.Tensor: the registered tensor class)
 from minigrad.autograd.graph import Node, SavedTensor
+from minigrad.ops.broadcast import sum_to
 
 
 class Function:
@@ -63,7 +65,7 @@ class Function:
             args = _bind_keywords(cls, args, kwargs)
         grad_enabled = _GradMode.enabled
         if grad_enabled or cls._custom:
-            Tensor = _tensor.Tensor
+            Tensor = _graph.Tensor
             needs_input_grad = []  # (a loop, not a list comprehension: this is the path of every op)
             for a in args:  # (a view whose base got a history after it was taken requires grad too)
                 needs_input_grad.append(isinstance(a, Tensor) and (a._requires_grad or (
@@ -93,7 +95,7 @@ class Function:
             outputs = _unrecorded_outputs(ctx, args, outputs, grad_enabled)
         elif not grad_enabled:
             for out in outputs:  # views made in no_grad mode: PyTorch refuses to record in-place ops on them
-                if isinstance(out, _tensor.Tensor) and out._view_meta is not None:
+                if isinstance(out, _graph.Tensor) and out._view_meta is not None:
                     out._view_meta.no_grad = True
         return outputs[0] if single else outputs
 
@@ -198,7 +200,7 @@ class FunctionCtx(Node):
         would silently be wrong if a value it needs changed in between.
         """
         for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, _tensor.Tensor):
+            if t is not None and not isinstance(t, _graph.Tensor):
                 raise TypeError(
                     f"save_for_backward can only save variables, but argument {i} is of type "
                     f"{type(t).__name__}. Store non-tensor values as attributes: ctx.name = value"
@@ -212,7 +214,7 @@ class FunctionCtx(Node):
     def mark_non_differentiable(self, *tensors) -> None:
         """Declare outputs that have no gradient, such as argmax indices."""
         for t in tensors:
-            if not isinstance(t, _tensor.Tensor):
+            if not isinstance(t, _graph.Tensor):
                 raise TypeError(f"mark_non_differentiable only accepts variable arguments, but got {type(t).__name__}")
         self._non_differentiable = tensors
 
@@ -262,7 +264,7 @@ class FunctionCtx(Node):
                 grad_outputs[position] = g
         if self._materialize_grads and (len(grad_outputs) != 1 or grad_outputs[0] is None):
             grad_outputs = [  # zeros for tensor outputs without a gradient; non-tensor outputs get None
-                _tensor.Tensor._wrap(np.zeros(*meta)) if g is None and meta is not None else g
+                _graph.Tensor._wrap(np.zeros(*meta)) if g is None and meta is not None else g
                 for g, meta in zip(grad_outputs, self._output_meta)
             ]
         grads = self._user_backward(*grad_outputs)
@@ -293,7 +295,7 @@ class FunctionCtx(Node):
                     self._raise_bad_gradient(i, g)
                 continue
             if g is not None:
-                if not isinstance(g, _tensor.Tensor):
+                if not isinstance(g, _graph.Tensor):
                     self._raise_bad_gradient(i, g)
                 if needed:
                     shape, dtype = meta
@@ -322,8 +324,6 @@ class FunctionCtx(Node):
                 f"Function {self.name()} returned an invalid gradient at index {i} - got "
                 f"{list(g.shape)} but expected shape compatible with {list(shape)}"
             )
-        from minigrad.ops.broadcast import sum_to
-
         return sum_to(g, shape)
 
 
@@ -337,7 +337,7 @@ class FunctionCtx(Node):
         of a built-in op (``max(dim)``'s indices have none). Node hooks see them.
         """
         Node.__init__(self)  # now this call is a node of the graph
-        Tensor = _tensor.Tensor
+        Tensor = _graph.Tensor
         custom, operands = self._custom, self._operands
         edges, input_meta = [], []
         for i, a in enumerate(inputs):
@@ -415,9 +415,9 @@ class FunctionCtx(Node):
             if not custom:
                 out._requires_grad = False
         elif dirty and out._base is not None:  # a view changed in place: its base gets the new history
-            values = _tensor.Tensor._wrap(out._data)
+            values = _graph.Tensor._wrap(out._data)
             values._requires_grad, values._grad_fn, values._output_nr = True, self, nr
-            tensors = [a for a in inputs if isinstance(a, _tensor.Tensor)]
+            tensors = [a for a in inputs if isinstance(a, _graph.Tensor)]
             at = _index_of(out, tensors)
             out._rebase_view(out._copy_slices(values, at, tensors[:at] + tensors[at + 1:]))
         elif dirty:
@@ -448,8 +448,6 @@ def _pick_backward(cls: type):
 
 def _bind_keywords(cls: type, args: tuple, kwargs: dict) -> tuple:
     """Keyword arguments of ``apply`` as the positional arguments of ``forward`` they name (PyTorch 2)."""
-    import inspect
-
     params = list(inspect.signature(cls.forward).parameters.values())
     if cls.setup_context is Function.setup_context:
         params = params[1:]  # ctx
@@ -485,7 +483,7 @@ def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recordi
             continue  # then it is an ordinary output
         recorded = recording and t._data.dtype.kind == "f" and _index_of(t, ctx._non_differentiable) is None
         if recorded and t._base is not None:
-            if sum(isinstance(o, _tensor.Tensor) for o in outputs) > 1:
+            if sum(isinstance(o, _graph.Tensor) for o in outputs) > 1:
                 raise RuntimeError(
                     "If your Function modifies inplace an input that is a view of another Tensor, your "
                     "Function cannot return more than one Tensor. This is not supported by the current "
@@ -512,7 +510,7 @@ def _unrecorded_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, grad_en
     requires grad), as PyTorch makes them: each gets no gradient (``_without_gradient``), and a
     view among them is refused in-place changes that would need a history: it counts as made in
     no_grad mode, and with grad mode on, as made by a custom Function."""
-    Tensor = _tensor.Tensor
+    Tensor = _graph.Tensor
     result = []
     for out in outputs:
         if isinstance(out, Tensor):
@@ -738,7 +736,7 @@ class _NestedIOCall(Function):
 
 def _iter_tensors(obj, allow_none: bool = False):
     """The tensors of a nesting of tuples, lists and dicts, depth first (with its Nones if ``allow_none``)."""
-    if isinstance(obj, _tensor.Tensor):
+    if isinstance(obj, _graph.Tensor):
         yield obj
     elif obj is None:
         if allow_none:

@@ -23,9 +23,19 @@ import weakref
 from collections import OrderedDict
 from typing import Callable, Iterator, NoReturn
 
-import minigrad.tensor as _tensor  # Tensor is defined after this module: look it up at call time
 from minigrad.autograd.anomaly_mode import _AnomalyMode
 from minigrad.autograd.grad_mode import _GradMode
+
+# The tensor class that gradients and unpacked saved tensors are made of. ``minigrad/tensor.py``
+# registers its ``Tensor`` here (``register_tensor_type``): autograd sits below the tensor and never
+# imports it, as MiniTorch's engine knows only a Variable protocol.
+Tensor: type = None  # type: ignore[assignment]
+
+
+def register_tensor_type(cls: type) -> None:
+    global Tensor
+    Tensor = cls
+
 
 _sequence_numbers = itertools.count()
 # Leaf accumulators run as soon as they are ready: PyTorch gives them the
@@ -166,7 +176,7 @@ class AccumulateGrad(Node):
             # create_graph (the engine sets grad mode to it): PyTorch's rule is a
             # recorded copy first, then out-of-place sums, so a .grad someone still
             # holds keeps its value.
-            variable._grad = _tensor.copy_grad(grad) if current is None else current + grad
+            variable._grad = grad._copy_grad() if current is None else current + grad
         elif current is None:
             # Keep a copy: the same gradient may be held by a hook or sent to
             # another leaf too (AddBackward passes one gradient to both inputs),
@@ -324,7 +334,7 @@ class SavedTensor:
             self._raise_modified(node)
         if self.tensor is not None:
             return self.tensor
-        out = _tensor.Tensor._wrap(self.data)
+        out = Tensor._wrap(self.data)
         out._version_counter = self.version_counter
         if self.requires_grad:
             out._requires_grad = True
@@ -334,11 +344,11 @@ class SavedTensor:
     def _unpack_with_hook(self, node: Node):
         """A new tensor around what ``unpack_hook`` returned, wired into the graph as the saved one was."""
         values = self.unpack_hook(self.packed)
-        if not isinstance(values, _tensor.Tensor):
+        if not isinstance(values, Tensor):
             raise TypeError(
                 f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type {type(values).__name__}"
             )
-        out = _tensor.Tensor._wrap(values._data)
+        out = Tensor._wrap(values._data)
         out._version_counter = values._version_counter
         if self.requires_grad:
             out._requires_grad = True
@@ -355,7 +365,7 @@ class SavedTensor:
             shape, dtype = list(t.shape), t.dtype
         else:
             producer = f", which is output {self.output_nr} of {node.name()},"
-            shape, dtype = list(self.data.shape), _tensor.Tensor._wrap(self.data).dtype
+            shape, dtype = list(self.data.shape), Tensor._wrap(self.data).dtype
         if _AnomalyMode.enabled:
             hint = (
                 "Hint: the backtrace further above shows the operation that failed to compute its "

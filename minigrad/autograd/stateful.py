@@ -22,6 +22,7 @@ Differences from ``Function``, as in MegEngine: inputs must all be tensors
 """
 from __future__ import annotations
 
+from minigrad.autograd import graph as _graph  # (_graph.Tensor: the registered tensor class)
 from minigrad.autograd.function import Function, FunctionCtx
 
 
@@ -42,7 +43,7 @@ class StatefulFunction:
         raise NotImplementedError("subclasses of StatefulFunction must implement backward(self, *output_grads)")
 
     def __call__(self, *tensors):
-        from minigrad.tensor import Tensor
+        Tensor = _graph.Tensor
 
         for t in tensors:
             if not isinstance(t, Tensor):

@@ -12,6 +12,7 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.ops.broadcast import broadcast_error
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 _TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}
 
@@ -30,17 +31,20 @@ def _arrays(a: Tensor, b: Tensor) -> tuple:
     return x, y
 
 
-def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-    x, y = _arrays(a, b)
+@tensor_method(top_level=True)
+def isclose(a: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    x, y = _arrays(a, other)
     if x.dtype.kind == "b":
         return Tensor._wrap(np.asarray(x == y))
     return Tensor._wrap(np.asarray(np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
-def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-    return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
+@tensor_method(top_level=True)
+def allclose(a: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    return bool(isclose(a, other, rtol, atol, equal_nan)._data.all())
 
 
-def equal(a: Tensor, b: Tensor) -> bool:
+@tensor_method(top_level=True)
+def equal(a: Tensor, other: Tensor) -> bool:
     """True if the shapes and all values are the same (NaN is never equal)."""
-    return a.shape == b.shape and bool(np.array_equal(a._data, b._data))
+    return a.shape == other.shape and bool(np.array_equal(a._data, other._data))

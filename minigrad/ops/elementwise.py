@@ -30,7 +30,8 @@ from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import broadcast_error, sum_to
 from minigrad.ops.layout import like_first
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _argument, _operand
+from minigrad.ops.registry import binary_operator, tensor_method
 
 
 def _array(x):
@@ -516,8 +517,6 @@ class Where(Function):
 
 def compare(numpy_fn, a, b):
     """A comparison: a boolean tensor, outside the graph (it has no gradient)."""
-    from minigrad.tensor import _operand
-
     b = _operand(b)
     if b is NotImplemented:  # e.g. tensor == None: let Python answer False
         return NotImplemented
@@ -526,3 +525,170 @@ def compare(numpy_fn, a, b):
         return Tensor._wrap(np.asarray(numpy_fn(x, y)))
     except ValueError:
         raise broadcast_error(np.shape(x), np.shape(y)) from None
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+# A number stays the second input (``2 * x`` is ``Mul(x, 2)``), as PyTorch orders the edges.
+binary_operator("add", "add", Add.apply, Add.apply)
+binary_operator("sub", "sub", Sub.apply,
+                lambda self, other: Sub.apply(other, self) if isinstance(other, Tensor) else Rsub.apply(self, other))
+binary_operator("mul", "mul", Mul.apply, Mul.apply)
+binary_operator("truediv", "div", Div.apply,
+                lambda self, other: Div.apply(other, self) if isinstance(other, Tensor) else rtruediv(other, self))
+binary_operator("pow", "pow", lambda self, other: (PowTensor if isinstance(other, Tensor) else Pow).apply(self, other),
+                lambda self, other: PowScalarBase.apply(other, self), top_level=False)  # (functional_ops.pow: a number base too)
+
+
+@tensor_method("__neg__", "neg", top_level=True)
+def neg(self) -> Tensor:
+    return Neg.apply(self)
+
+
+@tensor_method("__eq__", "eq", top_level=True)
+def eq(self, other):  # type: ignore[override]
+    return compare(np.equal, self, other)
+
+
+@tensor_method("__ne__", "ne", top_level=True)
+def ne(self, other):  # type: ignore[override]
+    return compare(np.not_equal, self, other)
+
+
+@tensor_method("__lt__", "lt", top_level=True)
+def lt(self, other):
+    return compare(np.less, self, other)
+
+
+@tensor_method("__le__", "le", top_level=True)
+def le(self, other):
+    return compare(np.less_equal, self, other)
+
+
+@tensor_method("__gt__", "gt", top_level=True)
+def gt(self, other):
+    return compare(np.greater, self, other)
+
+
+@tensor_method("__ge__", "ge", top_level=True)
+def ge(self, other):
+    return compare(np.greater_equal, self, other)
+
+
+@tensor_method(top_level=True)
+def exp(self) -> Tensor:
+    return Exp.apply(self)
+
+
+@tensor_method(top_level=True)
+def log(self) -> Tensor:
+    return Log.apply(self)
+
+
+@tensor_method(top_level=True)
+def sqrt(self) -> Tensor:
+    return Sqrt.apply(self)
+
+
+@tensor_method(top_level=True)
+def abs(self) -> Tensor:
+    return Abs.apply(self)
+
+
+@tensor_method(top_level=True)
+def tanh(self) -> Tensor:
+    return Tanh.apply(self)
+
+
+@tensor_method(top_level=True)
+def sigmoid(self) -> Tensor:
+    return Sigmoid.apply(self)
+
+
+@tensor_method(top_level=True)
+def relu(self) -> Tensor:
+    return Relu.apply(self)
+
+
+@tensor_method("clamp", "clip", top_level=True)
+def clamp(self, min=None, max=None) -> Tensor:
+    return Clamp.apply(self, min, max)
+
+
+@tensor_method()
+def maximum(self, other: Tensor) -> Tensor:
+    return Maximum.apply(self, _argument("maximum", other))
+
+
+@tensor_method(top_level=True)
+def reciprocal(self) -> Tensor:
+    return Reciprocal.apply(self)
+
+
+@tensor_method(top_level=True)
+def exp_(self) -> Tensor:
+    return self._inplace(Exp)
+
+
+@tensor_method(top_level=True)
+def log_(self) -> Tensor:
+    return self._inplace(Log)
+
+
+@tensor_method(top_level=True)
+def sqrt_(self) -> Tensor:
+    return self._inplace(Sqrt)
+
+
+@tensor_method(top_level=True)
+def abs_(self) -> Tensor:
+    return self._inplace(Abs)
+
+
+@tensor_method(top_level=True)
+def neg_(self) -> Tensor:
+    return self._inplace(Neg)
+
+
+@tensor_method(top_level=True)
+def tanh_(self) -> Tensor:
+    return self._inplace(Tanh)
+
+
+@tensor_method(top_level=True)
+def sigmoid_(self) -> Tensor:
+    return self._inplace(Sigmoid)
+
+
+@tensor_method(top_level=True)
+def relu_(self) -> Tensor:
+    return self._inplace(Relu)
+
+
+@tensor_method()
+def pow_(self, exponent) -> Tensor:
+    return self._inplace(Pow, _argument("pow_", exponent))
+
+
+@tensor_method("add_", "__iadd__")
+def add_(self, other, alpha=1) -> Tensor:
+    return self._inplace(Add, _argument("add_", other) * alpha if alpha != 1 else _argument("add_", other))
+
+
+@tensor_method("sub_", "__isub__")
+def sub_(self, other, alpha=1) -> Tensor:
+    return self._inplace(Sub, _argument("sub_", other) * alpha if alpha != 1 else _argument("sub_", other))
+
+
+@tensor_method("mul_", "__imul__")
+def mul_(self, other) -> Tensor:
+    return self._inplace(Mul, _argument("mul_", other))
+
+
+@tensor_method("div_", "__itruediv__")
+def div_(self, other) -> Tensor:
+    return self._inplace(Div, _argument("div_", other))
+
+
+@tensor_method(top_level=True)
+def clamp_(self, min=None, max=None) -> Tensor:
+    return self._inplace(Clamp, min, max)

@@ -19,6 +19,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, sum_to, wrap_dim
 from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 
 def full_index(index: np.ndarray, dim: int) -> tuple:
@@ -188,3 +189,34 @@ class MaskedFillTensor(MaskedFill):
 def masked_fill_function(value) -> type:
     """A tensor value is a different overload in PyTorch, with its own node name."""
     return MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method(top_level=True)
+def gather(self, dim: int, index: Tensor) -> Tensor:
+    return Gather.apply(self, dim, index)
+
+
+@tensor_method(top_level=True)
+def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    return ScatterAdd.apply(self, dim, index, src)
+
+
+@tensor_method()
+def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    return self._inplace(ScatterAdd, dim, index, src)
+
+
+@tensor_method(top_level=True)
+def index_select(self, dim: int, index: Tensor) -> Tensor:
+    return IndexSelect.apply(self, dim, index)
+
+
+@tensor_method(top_level=True)
+def masked_fill(self, mask: Tensor, value) -> Tensor:
+    return masked_fill_function(value).apply(self, mask, value)
+
+
+@tensor_method()
+def masked_fill_(self, mask: Tensor, value) -> Tensor:
+    return self._inplace(masked_fill_function(value), mask, value)

@@ -12,6 +12,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import sum_to
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import binary_operator
 
 
 def _check(a: Tensor, b: Tensor) -> None:
@@ -164,3 +165,6 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     batch_a, batch_b = int(np.prod(a.shape[:-2])), int(np.prod(b.shape[:-2]))
     transposed = a.ndim == 2 or (a.ndim >= 3 and b.ndim >= 3 and batch_a == 1 < batch_b)
     return (MatMulTransposedFold if transposed else MatMulFolded).apply(a, b)
+
+
+binary_operator("matmul", "matmul", matmul, lambda self, other: matmul(other, self))

@@ -11,43 +11,47 @@ from minigrad.autograd.function import Function
 from minigrad.ops.linalg import MatMul, Mm, Mv
 from minigrad.ops.shape import view_of
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 
 class Bmm(MatMul):
     node_name = "BmmBackward0"
 
 
-def mm(a: Tensor, b: Tensor) -> Tensor:
-    """``a @ b`` for two matrices: (n, k) @ (k, m) -> (n, m)."""
+@tensor_method(top_level=True)
+def mm(a: Tensor, mat2: Tensor) -> Tensor:
+    """``a @ mat2`` for two matrices: (n, k) @ (k, m) -> (n, m)."""
     if a.ndim != 2:
         raise RuntimeError(f"self must be a matrix (mm takes 2-D tensors; got {a.ndim}-D): use matmul for other ranks")
-    if b.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix (mm takes 2-D tensors; got {b.ndim}-D): use matmul for other ranks")
-    return Mm.apply(a, b)
+    if mat2.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix (mm takes 2-D tensors; got {mat2.ndim}-D): use matmul for other ranks")
+    return Mm.apply(a, mat2)
 
 
-def mv(a: Tensor, v: Tensor) -> Tensor:
-    """``a @ v`` for a matrix and a vector: (n, k) @ (k,) -> (n,)."""
-    if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
-    if a.shape[1] != v.shape[0]:
+@tensor_method(top_level=True)
+def mv(a: Tensor, vec: Tensor) -> Tensor:
+    """``a @ vec`` for a matrix and a vector: (n, k) @ (k,) -> (n,)."""
+    if a.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {vec.ndim}")
+    if a.shape[1] != vec.shape[0]:
         raise RuntimeError(
-            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"
+            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({vec.shape[0]})"
         )
-    return Mv.apply(a, v)
+    return Mv.apply(a, vec)
 
 
-def bmm(a: Tensor, b: Tensor) -> Tensor:
+@tensor_method(top_level=True)
+def bmm(a: Tensor, batch2: Tensor) -> Tensor:
     """A batch of matrix products: (B, n, k) @ (B, k, m) -> (B, n, m), without broadcasting."""
-    for name, t in (("batch1", a), ("batch2", b)):
+    for name, t in (("batch1", a), ("batch2", batch2)):
         if t.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor (got {t.ndim}-D): use matmul to broadcast")
-    if b.shape[:2] != (a.shape[0], a.shape[2]):
+    if batch2.shape[:2] != (a.shape[0], a.shape[2]):
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] "
-            f"but got: [{b.shape[0]}, {b.shape[1]}]."
+            f"but got: [{batch2.shape[0]}, {batch2.shape[1]}]."
         )
-    return Bmm.apply(a, b)
+    return Bmm.apply(a, batch2)
 
 
 class T(Function):
@@ -66,3 +70,9 @@ class T(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.t()
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method(top_level=True)
+def t(self) -> Tensor:
+    return T.apply(self)

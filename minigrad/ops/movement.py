@@ -16,7 +16,8 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import normalize_dims, wrap_dim
 from minigrad.ops.layout import copy_keeping_layout
 from minigrad.ops.shape import Cat, Stack, view_of
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _sizes
+from minigrad.ops.registry import tensor_method
 
 
 # -- split, chunk, unbind ---------------------------------------------------------------------
@@ -46,21 +47,22 @@ class Split(SplitWithSizes):
     node_name = "SplitBackward0"
 
 
-def split(a: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+@tensor_method(top_level=True)
+def split(a: Tensor, split_size, dim: int = 0) -> tuple:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the listed sizes."""
     if a.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
-    if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = [int(s) for s in split_size_or_sections]
+    if isinstance(split_size, (list, tuple)):
+        sizes = [int(s) for s in split_size]
         if sum(sizes) != n or any(s < 0 for s in sizes):
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                 f"dimension {d}), but got split_sizes={sizes}"
             )
         return SplitWithSizes.apply(a, sizes, d)
-    size = int(split_size_or_sections)
+    size = int(split_size)
     if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     if size == 0 and n != 0:
@@ -69,6 +71,7 @@ def split(a: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return Split.apply(a, [min(size, n - i * size) for i in range(count)], d)
 
 
+@tensor_method(top_level=True)
 def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple:
     """At most ``chunks`` pieces of equal size along ``dim`` (the last may be smaller)."""
     if chunks <= 0:
@@ -99,6 +102,7 @@ class Unbind(Function):
         return Stack.apply(ctx.dim, *grads), None
 
 
+@tensor_method(top_level=True)
 def unbind(a: Tensor, dim: int = 0) -> tuple:
     if a.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -210,3 +214,40 @@ class Triu(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.triu(ctx.diagonal), None
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method()
+def repeat(self, *repeats) -> Tensor:
+    return Repeat.apply(self, _sizes(repeats))
+
+
+@tensor_method(top_level=True)
+def flip(self, *args, dims=None) -> Tensor:
+    """``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=[0, 1])``."""
+    return Flip.apply(self, _sizes(args) if dims is None else tuple(dims))
+
+
+@tensor_method(top_level=True)
+def roll(self, shifts, dims=None) -> Tensor:
+    return Roll.apply(self, shifts, dims)
+
+
+@tensor_method(top_level=True)
+def tril(self, diagonal: int = 0) -> Tensor:
+    return Tril.apply(self, diagonal)
+
+
+@tensor_method(top_level=True)
+def triu(self, diagonal: int = 0) -> Tensor:
+    return Triu.apply(self, diagonal)
+
+
+@tensor_method()
+def tril_(self, diagonal: int = 0) -> Tensor:
+    return self._inplace(Tril, diagonal)
+
+
+@tensor_method()
+def triu_(self, diagonal: int = 0) -> Tensor:
+    return self._inplace(Triu, diagonal)

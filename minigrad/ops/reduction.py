@@ -15,6 +15,7 @@ from minigrad.ops.broadcast import normalize_dims
 from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 values_indices = namedtuple("values_indices", ["values", "indices"])  # like torch.return_types.max
 
@@ -154,7 +155,7 @@ def _full_index(indices: np.ndarray, dim: int) -> tuple:
     return tuple(grid)
 
 
-def max(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True):
+def extremum(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True):
     """``a.max()``, ``a.max(dim)`` -> (values, indices), or ``a.max(other)`` (elementwise)."""
     if isinstance(dim, Tensor):
         if not largest:
@@ -175,7 +176,7 @@ class MinDim(MaxDim):
     node_name = "MinBackward0"
 
 
-def argmax(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True) -> Tensor:
+def arg_extremum(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True) -> Tensor:
     pick = np.argmax if largest else np.argmin
     if dim is None:
         return Tensor._wrap(np.asarray(pick(a._data), dtype=np.int64))
@@ -187,3 +188,46 @@ def logical_reduce(reduce, a: Tensor, dim=None, keepdim: bool = False) -> Tensor
     """``all``/``any`` over ``dim`` (an int or a tuple; None: every element), as a bool tensor."""
     axes = None if dim is None else normalize_dims(dim, a.ndim)
     return Tensor._wrap(np.asarray(reduce(a._data, axis=axes, keepdims=keepdim and dim is not None), order="C"))
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method(top_level=True)
+def all(self, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether every element (along ``dim``) is nonzero: a bool tensor, no gradient."""
+    return logical_reduce(np.all, self, dim, keepdim)
+
+
+@tensor_method(top_level=True)
+def any(self, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether some element (along ``dim``) is nonzero: a bool tensor, no gradient."""
+    return logical_reduce(np.any, self, dim, keepdim)
+
+
+@tensor_method(top_level=True)
+def sum(self, dim=None, keepdim: bool = False) -> Tensor:
+    return (SumAll if dim is None else Sum).apply(self, dim, keepdim)
+
+
+@tensor_method(top_level=True)
+def mean(self, dim=None, keepdim: bool = False) -> Tensor:
+    return (MeanAll if dim is None else Mean).apply(self, dim, keepdim)
+
+
+@tensor_method(top_level=True)
+def max(self, dim=None, keepdim: bool = False):
+    return extremum(self, dim, keepdim)
+
+
+@tensor_method(top_level=True)
+def min(self, dim=None, keepdim: bool = False):
+    return extremum(self, dim, keepdim, largest=False)
+
+
+@tensor_method(top_level=True)
+def argmax(self, dim=None, keepdim: bool = False) -> Tensor:
+    return arg_extremum(self, dim, keepdim)
+
+
+@tensor_method(top_level=True)
+def argmin(self, dim=None, keepdim: bool = False) -> Tensor:
+    return arg_extremum(self, dim, keepdim, largest=False)

@@ -18,7 +18,8 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import sum_to
 from minigrad.ops.elementwise import _array, _binary, _save_operands, _saved_operands, _shape
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _argument, _operand
+from minigrad.ops.registry import tensor_method
 
 
 def _zeros_like(grad: Tensor) -> Tensor:
@@ -177,3 +178,72 @@ class NotDifferentiable(Function):
     @staticmethod
     def backward(ctx, grad):
         raise RuntimeError(f"derivative for aten::{ctx.op} is not implemented")
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method()
+def __mod__(self, other):
+    return self.remainder(other)
+
+
+@tensor_method()
+def __rmod__(self, other):
+    other = _operand(other)
+    return NotImplemented if other is NotImplemented else NotDifferentiable.apply(
+        other, self, np.remainder, "remainder")
+
+
+@tensor_method()
+def __floordiv__(self, other):
+    other = _operand(other)
+    return NotImplemented if other is NotImplemented else NotDifferentiable.apply(
+        self, other, np.floor_divide, "floor_divide")
+
+
+@tensor_method()
+def __rfloordiv__(self, other):
+    other = _operand(other)
+    return NotImplemented if other is NotImplemented else NotDifferentiable.apply(
+        other, self, np.floor_divide, "floor_divide")
+
+
+@tensor_method(top_level=True)
+def remainder(self, other) -> Tensor:
+    other = _argument("remainder", other)
+    return (Remainder if isinstance(other, Tensor) else RemainderScalar).apply(self, other)
+
+
+@tensor_method(top_level=True)
+def fmod(self, other) -> Tensor:
+    other = _argument("fmod", other)
+    return (Fmod if isinstance(other, Tensor) else FmodScalar).apply(self, other)
+
+
+@tensor_method(top_level=True)
+def floor_divide(self, other) -> Tensor:
+    return self.__floordiv__(other)
+
+
+@tensor_method(top_level=True)
+def floor(self) -> Tensor:
+    return Floor.apply(self)
+
+
+@tensor_method(top_level=True)
+def ceil(self) -> Tensor:
+    return Ceil.apply(self)
+
+
+@tensor_method(top_level=True)
+def trunc(self) -> Tensor:
+    return Trunc.apply(self)
+
+
+@tensor_method(top_level=True)
+def round(self, decimals: int | None = None) -> Tensor:
+    return Round.apply(self, 0) if decimals is None else RoundDecimals.apply(self, decimals)
+
+
+@tensor_method(top_level=True)
+def frac(self) -> Tensor:
+    return Frac.apply(self)

@@ -22,6 +22,7 @@ from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import wrap_dim
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 
 def _integer_as_long(out: np.ndarray) -> np.ndarray:
@@ -139,3 +140,16 @@ class Prod(Function):
         if not ctx.keepdim:
             grad, out = grad.unsqueeze(ctx.dim), out.unsqueeze(ctx.dim)
         return _prod_grad(ctx, grad, a, out), None, None
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method(top_level=True)
+def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The product of all elements, or along ``dim``; ``dtype`` converts the input first."""
+    a = self if dtype is None else self.to(dtype)
+    return ProdAll.apply(a) if dim is None else Prod.apply(a, dim, keepdim)
+
+
+@tensor_method(top_level=True)
+def cumsum(self, dim: int, *, dtype=None) -> Tensor:
+    return Cumsum.apply(self if dtype is None else self.to(dtype), dim)

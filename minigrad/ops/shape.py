@@ -15,11 +15,13 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
-from minigrad.autograd.grad_mode import no_grad
+from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
+from minigrad.device import device as _device_type, resolve as _resolve_device
 from minigrad.ops.broadcast import normalize_dims, sum_to, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.ops.layout import copy_keeping_layout, is_dense, repeats_memory
-from minigrad.tensor import Tensor, _ViewMeta
+from minigrad.tensor import Tensor, _ViewMeta, _argument, _sizes
+from minigrad.ops.registry import tensor_method
 
 
 def view_of(base: Tensor, array: np.ndarray, step: tuple | None = None) -> Tensor:
@@ -765,3 +767,172 @@ class FillTensor(Function):
     @staticmethod
     def backward(ctx, grad):
         return Tensor._wrap(np.zeros_like(grad._data)), grad.sum() if ctx.needs_input_grad[1] else None
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method(top_level=True)
+def reshape(self, *shape) -> Tensor:
+    return Reshape.apply(self, _sizes(shape))
+
+
+@tensor_method()
+def view(self, *shape) -> Tensor:
+    return Reshape.apply(self, _sizes(shape), True)
+
+
+@tensor_method()
+def view_as(self, other: Tensor) -> Tensor:
+    return self.view(other.shape)
+
+
+@tensor_method(top_level=True)
+def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if self.ndim == 0:
+        return self.reshape(1)
+    start, end = wrap_dim(start_dim, self.ndim), wrap_dim(end_dim, self.ndim)
+    shape = self.shape
+    merged = int(np.prod(shape[start:end + 1], dtype=np.int64))  # not -1: ambiguous with 0 elements
+    return self.reshape(shape[:start] + (merged,) + shape[end + 1:]) if start < end else self
+
+
+@tensor_method(top_level=True)
+def transpose(self, dim0: int, dim1: int) -> Tensor:
+    return Transpose.apply(self, dim0, dim1)
+
+
+@tensor_method(top_level=True)
+def permute(self, *dims) -> Tensor:
+    return Permute.apply(self, _sizes(dims))
+
+
+@tensor_method("T")
+@property
+def T(self) -> Tensor:
+    return self.permute(*reversed(range(self.ndim)))
+
+
+@tensor_method("mT")
+@property
+def mT(self) -> Tensor:
+    return self.transpose(-2, -1)
+
+
+@tensor_method(top_level=True)
+def squeeze(self, dim=None) -> Tensor:
+    return squeeze_node(dim).apply(self, dim)
+
+
+@tensor_method(top_level=True)
+def unsqueeze(self, dim: int) -> Tensor:
+    return Unsqueeze.apply(self, dim)
+
+
+@tensor_method()
+def expand(self, *sizes) -> Tensor:
+    return Expand.apply(self, _sizes(sizes))
+
+
+@tensor_method()
+def expand_as(self, other: Tensor) -> Tensor:
+    return self.expand(other.shape)
+
+
+@tensor_method(top_level=True)
+def broadcast_to(self, size) -> Tensor:
+    return self.expand(size)
+
+
+@tensor_method(top_level=True)
+def select(self, dim: int, index: int) -> Tensor:
+    return Select.apply(self, wrap_dim(dim, self.ndim), index)
+
+
+@tensor_method(top_level=True)
+def narrow(self, dim: int, start, length: int) -> Tensor:
+    """``length`` entries of dimension ``dim`` from ``start`` on: a view, as ``x[:, start:start + length]`` for dim 1."""
+    dim = wrap_dim(dim, self.ndim)
+    size, start = self.shape[dim], int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    start %= max(size, 1)
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return Slice.apply(self, dim, slice(start, start + length))  # always a node, as PyTorch's
+
+
+@tensor_method(top_level=True)
+def clone(self) -> Tensor:
+    return Clone.apply(self)
+
+
+@tensor_method()
+def contiguous(self) -> Tensor:
+    """This tensor if it is contiguous, else a contiguous copy (recorded, as PyTorch's clone)."""
+    return self if self._data.flags.c_contiguous else Contiguous.apply(self)
+
+
+@tensor_method()
+def __getitem__(self, key) -> Tensor:
+    return index(self, key)
+
+
+@tensor_method()
+def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False) -> Tensor:
+    """This tensor in another dtype, as a copy that gradients flow through (cast back to this dtype).
+
+    As in PyTorch: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` (other's
+    dtype) or keywords. The device can only be the CPU (see ``minigrad.device``). Returns
+    ``self`` when nothing changes, unless ``copy=True``.
+    """
+    flags = []  # to(dtype, non_blocking, copy) positionally
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, (str, _device_type)):
+            device = arg
+        elif isinstance(arg, bool):
+            flags.append(arg)
+        else:
+            dtype = arg
+    if len(flags) == 2:
+        copy = flags[1]
+    _resolve_device(device)
+    target = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
+    if target == self._data.dtype and not copy:
+        return self
+    return ToCopy.apply(self, target)
+
+
+@tensor_method(top_level=True)
+def fill_(self, value) -> Tensor:
+    if isinstance(value, Tensor):  # differentiable in the value (FillBackward3)
+        if value.ndim:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+            )
+        return self._inplace(FillTensor, value)
+    return self._inplace(Fill, value)
+
+
+@tensor_method(top_level=True)
+def zero_(self) -> Tensor:
+    return self._inplace(Zero, 0)
+
+
+@tensor_method()
+def copy_(self, src: Tensor) -> Tensor:
+    return self._inplace(Copy, (Ellipsis,), _argument("copy_", src))
+
+
+@tensor_method()
+def _copy_grad(self, retained: bool = False) -> Tensor:
+    """A copy of this gradient, about to be stored in ``.grad``: never the incoming object.
+
+    Under ``create_graph`` the copy is recorded (PyTorch names that node
+    ``CopyBackwards`` for a leaf's ``.grad``, ``CloneBackward0`` for a retained one).
+    """
+    if is_grad_enabled() and self._requires_grad:
+        return (Clone if retained else CopyGrad).apply(self)
+    return Tensor._wrap(self._data.copy())

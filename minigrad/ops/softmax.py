@@ -13,6 +13,7 @@ from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import wrap_dim
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 
 def _shifted(a: Tensor, dim: int) -> np.ndarray:
@@ -78,3 +79,14 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         y, = ctx.saved_tensors
         return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method(top_level=True)
+def softmax(self, dim: int, dtype=None) -> Tensor:
+    return Softmax.apply(self if dtype is None else self.to(dtype), dim)
+
+
+@tensor_method(top_level=True)
+def log_softmax(self, dim: int, dtype=None) -> Tensor:
+    return LogSoftmax.apply(self if dtype is None else self.to(dtype), dim)

@@ -20,6 +20,7 @@ from minigrad.ops.indexing import full_index
 from minigrad.ops.layout import like_first
 from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 sort_result = namedtuple("sort", ["values", "indices"])
 topk_result = namedtuple("topk", ["values", "indices"])
@@ -74,6 +75,7 @@ class SortStable(_Picked):
 _NOT_GIVEN = object()
 
 
+@tensor_method(top_level=True)
 def sort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> sort_result:
     """The values along ``dim`` in order, and their indices in ``a``; equal values keep their order.
 
@@ -89,6 +91,7 @@ def sort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> sort_result:
     return _sort(SortStable, a, **kwargs)
 
 
+@tensor_method(top_level=True)
 def argsort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> Tensor:
     """The indices that sort ``a`` along ``dim`` (``sort(...).indices``), with sort's two overloads."""
     return sort(a, *args, stable=stable, **kwargs).indices
@@ -100,6 +103,7 @@ def _sort(node: type, a: Tensor, dim: int = -1, descending: bool = False) -> sor
     return sort_result(*node.apply(a, d, order))
 
 
+@tensor_method(top_level=True)
 def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> topk_result:
     """The ``k`` largest (or smallest) values along ``dim``, in order, and their indices."""
     d = wrap_dim(dim, a.ndim)

@@ -25,6 +25,7 @@ from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import normalize_dims
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 
 def _float(a: Tensor) -> np.ndarray:
@@ -218,16 +219,19 @@ def _correction(dim, unbiased, correction):
     return dim, correction
 
 
+@tensor_method(top_level=True)
 def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
     dim, correction = _correction(dim, unbiased, correction)
     return Var.apply(a, dim, correction, keepdim)
 
 
+@tensor_method(top_level=True)
 def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
     dim, correction = _correction(dim, unbiased, correction)
     return Std.apply(a, dim, correction, keepdim)
 
 
+@tensor_method(top_level=True)
 def norm(a: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     """``torch.norm``: a vector norm (p = 1, 2, inf, -inf, 0 or any number); 'fro' is the 2-norm."""
     if p == "fro":
@@ -239,5 +243,6 @@ def norm(a: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     return Norm.apply(a, p, dim, keepdim)
 
 
+@tensor_method(top_level=True)
 def logsumexp(a: Tensor, dim, keepdim: bool = False) -> Tensor:
     return Logsumexp.apply(a, dim, keepdim)

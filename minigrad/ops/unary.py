@@ -1,10 +1,11 @@
-"""More elementwise functions: sin, cos, tan, sinh, cosh, log1p, expm1, rsqrt, sign.
+"""More elementwise functions: sin, cos, tan, sinh, cosh, log1p, expm1, exp2, rsqrt, sign.
 
 Each derivative is one line of calculus, written with tensor operations so that
 ``create_graph=True`` records it and it can be differentiated again:
 
     sin' = cos     cos' = -sin     tan' = 1 + tan²    sinh' = cosh    cosh' = sinh
     log1p'(x) = 1 / (1 + x)        expm1'(x) = eˣ = expm1(x) + 1      sign' = 0
+    exp2'(x) = 2ˣ ln 2
     rsqrt'(x) = -x^(-3/2) / 2 = -rsqrt(x)³ / 2
 
 ``log1p`` and ``expm1`` exist because ``log(1 + x)`` and ``exp(x) - 1`` lose every
@@ -13,11 +14,14 @@ Integer and bool inputs give the default float, as in PyTorch (``sign`` keeps th
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.tensor import Tensor
+from minigrad.ops.registry import tensor_method
 
 
 def _float(a: Tensor) -> np.ndarray:
@@ -129,6 +133,22 @@ class Expm1(Function):
         return grad * (out + 1)
 
 
+class Exp2(Function):
+    node_name = "Exp2Backward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(over="ignore"):
+            out = Tensor._wrap(np.exp2(_float(a)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * out * math.log(2)
+
+
 class Rsqrt(Function):
     """1 / sqrt(x), in one node (a normalisation's scale); d/dx = -0.5 * x^(-3/2) = -0.5 * out^3."""
 
@@ -163,3 +183,94 @@ class Sign(Function):
     @staticmethod
     def backward(ctx, grad):
         return Tensor._wrap(np.zeros_like(grad._data))
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method(top_level=True)
+def sin(self) -> Tensor:
+    return Sin.apply(self)
+
+
+@tensor_method(top_level=True)
+def cos(self) -> Tensor:
+    return Cos.apply(self)
+
+
+@tensor_method(top_level=True)
+def tan(self) -> Tensor:
+    return Tan.apply(self)
+
+
+@tensor_method(top_level=True)
+def sinh(self) -> Tensor:
+    return Sinh.apply(self)
+
+
+@tensor_method(top_level=True)
+def cosh(self) -> Tensor:
+    return Cosh.apply(self)
+
+
+@tensor_method(top_level=True)
+def log1p(self) -> Tensor:
+    return Log1p.apply(self)
+
+
+@tensor_method(top_level=True)
+def expm1(self) -> Tensor:
+    return Expm1.apply(self)
+
+
+@tensor_method(top_level=True)
+def exp2(self) -> Tensor:
+    return Exp2.apply(self)
+
+
+@tensor_method(top_level=True)
+def rsqrt(self) -> Tensor:
+    return Rsqrt.apply(self)
+
+
+@tensor_method(top_level=True)
+def sign(self) -> Tensor:
+    return Sign.apply(self)
+
+
+@tensor_method(top_level=True)
+def sin_(self) -> Tensor:
+    return self._inplace(Sin)
+
+
+@tensor_method(top_level=True)
+def cos_(self) -> Tensor:
+    return self._inplace(Cos)
+
+
+@tensor_method(top_level=True)
+def tan_(self) -> Tensor:
+    return self._inplace(Tan)
+
+
+@tensor_method(top_level=True)
+def sinh_(self) -> Tensor:
+    return self._inplace(Sinh)
+
+
+@tensor_method(top_level=True)
+def cosh_(self) -> Tensor:
+    return self._inplace(Cosh)
+
+
+@tensor_method(top_level=True)
+def log1p_(self) -> Tensor:
+    return self._inplace(Log1p)
+
+
+@tensor_method(top_level=True)
+def expm1_(self) -> Tensor:
+    return self._inplace(Expm1)
+
+
+@tensor_method()
+def sign_(self) -> Tensor:
+    return self._inplace(Sign)

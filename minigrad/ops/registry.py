@@ -1,0 +1,62 @@
+"""One place per op: the code that defines an op also declares the names it is called by.
+
+``minigrad/tensor.py`` holds what a tensor *is* (its data, its history, its views); it
+imports no op. Each module here gives ``Tensor`` the methods of its ops::
+
+    @tensor_method(top_level=True)
+    def exp(self) -> Tensor:
+        return Exp.apply(self)
+
+makes ``x.exp()`` and, with ``top_level=True``, ``minigrad.exp(x)`` (which also takes
+``out=``, as PyTorch's does). So adding an op touches one file: its ``Function`` and
+its method side by side. ``minigrad/__init__.py`` imports every op module and
+publishes ``TOP_LEVEL``. Functions with no method form, which combine several tensors
+(``cat``, ``stack``, ``where``), are in ``minigrad/functional_ops.py``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from minigrad.tensor import Tensor, _argument, _operand
+
+# name -> the method that ``minigrad.<name>(input, ...)`` calls on its first argument
+TOP_LEVEL: dict[str, Callable] = {}
+
+
+def tensor_method(*names: str, top_level: bool = False) -> Callable:
+    """Make the decorated function ``Tensor.<name>`` for each of ``names`` (default: its own name)."""
+    def declare(fn: Callable) -> Callable:
+        for name in names or (fn.__name__,):
+            setattr(Tensor, name, fn)
+            if top_level and not name.startswith("_"):
+                TOP_LEVEL[name] = fn
+        return fn
+    return declare
+
+
+def binary_operator(name: str, method: str, forward: Callable, reflected: Callable, top_level: bool = True) -> None:
+    """Declare ``Tensor.__<name>__`` (``x + y`` is ``forward(x, y)``), ``Tensor.__r<name>__``
+    (``2 + x`` is ``reflected(x, 2)``) and the method form ``Tensor.<method>``.
+
+    The operators take a Tensor or a Python number (a NumPy array becomes a tensor); any other
+    operand is NotImplemented, so Python tries the other side, then raises TypeError, as in
+    PyTorch. The method form (``x.add(y)``) raises that TypeError itself; ``top_level``
+    makes it ``minigrad.<method>`` too.
+    """
+    def operator(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else forward(self, other)
+
+    def reflected_operator(self, other):
+        other = _operand(other)
+        return NotImplemented if other is NotImplemented else reflected(self, other)
+
+    def method_form(self, other):
+        return forward(self, _argument(method, other))
+
+    for dunder, fn in ((f"__{name}__", operator), (f"__r{name}__", reflected_operator), (method, method_form)):
+        fn.__name__ = fn.__qualname__ = dunder
+        setattr(Tensor, dunder, fn)
+    if top_level:
+        TOP_LEVEL[method] = method_form
+
