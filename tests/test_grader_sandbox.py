@@ -207,7 +207,9 @@ def test_unchanged_submissions_are_not_graded_twice(tmp_path):
     assert fourth["ann"]["total"] == FULL
 
 
-def test_ctrl_c_loses_nothing_already_graded(tmp_path):
+def _interrupt_after_first(tmp_path: Path, preexec=None) -> tuple[list[str], dict, Path]:
+    """Start a batch of four with -j 1, send one SIGINT once the first learner is saved, and check
+    that the grader stops with 130, keeping that learner; return the command, its env and --out."""
     subs = tmp_path / "subs"
     names = ["a_first", "b_hangs", "c_third", "d_fourth"]
     for name in names:
@@ -220,7 +222,8 @@ def test_ctrl_c_loses_nothing_already_graded(tmp_path):
     command = [sys.executable, "-m", "minigrad.course.grading.grade_cli", str(subs), "-j", "1", "--out", str(out),
                "--templates", str(ROOT / "exercises"), "--isolation", "none", "--cpu", "300", "--wall", "600"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            preexec_fn=preexec)
     # Interrupt as soon as a_first is saved: b_hangs (next, with -j 1) needs 300 s of CPU, so
     # c_third cannot be graded yet, however fast or slow the machine is (30 s once ran out on a
     # loaded machine before this process got to send the signal).
@@ -228,27 +231,42 @@ def test_ctrl_c_loses_nothing_already_graded(tmp_path):
     while not (out / "results" / "a_first.json").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     assert (out / "results" / "a_first.json").exists(), "the grader stopped (or stalled) before saving a_first"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGINT)  # once: the grader must act on the first Ctrl-C
     try:
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, stderr = proc.communicate(timeout=300)  # generous for a loaded machine; it takes about a second
     except subprocess.TimeoutExpired:
-        # OPEN BUG (issue 12's closing check, 2026-11-24): on a loaded machine, in a fresh venv, the
-        # first Ctrl-C is sometimes not acted on and grading goes on; not yet diagnosed. A second one,
-        # as a user at a terminal would press, must still stop it and keep what was graded.
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=300)
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        pytest.fail("one SIGINT did not stop the grader within 300 s:\n" + stderr.decode()[-2000:])
     assert proc.returncode == 130, stderr.decode()[-2000:]
     assert b"run the same command again" in stderr
     assert not _sandbox_tokens()
     assert (out / "results" / "a_first.json").exists() and not (out / "results" / "c_third.json").exists()
+    return command, env, out
 
+
+def test_ctrl_c_loses_nothing_already_graded(tmp_path):
+    command, env, out = _interrupt_after_first(tmp_path)
     resumed = subprocess.run([*command[:-4], "--cpu", "4", "--wall", "120"], cwd=tmp_path, capture_output=True,
                              timeout=900, env=env)
     assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
     results = _results(out)
     assert results["a_first"]["stages"][STAGE]["cached"] is True
     assert not results["c_third"]["stages"][STAGE]["cached"]
-    assert [results[n]["total"] for n in names] == [FULL, 5, FULL, FULL]
+    assert [results[n]["total"] for n in ["a_first", "b_hangs", "c_third", "d_fourth"]] == [FULL, 5, FULL, FULL]
+
+
+def _as_a_background_job() -> None:
+    """What a grader started with ``&`` from a shell script (or by a test suite run that way)
+    inherits: SIGINT ignored. Blocked as well, as some process launchers leave it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def test_ctrl_c_stops_a_grader_started_with_sigint_ignored(tmp_path):
+    """Python leaves an inherited SIG_IGN in place: such a grader went on grading after Ctrl-C
+    (the Ctrl-C test above failed that way whenever the suite itself was started with ``&``)."""
+    _interrupt_after_first(tmp_path, preexec=_as_a_background_job)
 
 
 # -- a batch of 60+ -------------------------------------------------------------------------------------

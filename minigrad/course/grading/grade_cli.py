@@ -30,6 +30,7 @@ unavailable; 130 interrupted (rerun to resume).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import signal
@@ -41,6 +42,9 @@ from pathlib import Path
 from minigrad.course.grading.options import add_limit_options, limits_from
 
 __all__ = ["main"]
+
+EXIT_INTERRUPTED = 130  # grader.EXIT_INTERRUPTED, named here: a Ctrl-C may come while the grader is imported
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _cores() -> int:
@@ -166,6 +170,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return merge_main(argv[1:])
     if argv and argv[0] == "grade":
         argv = argv[1:]
+    with _interruptible():
+        try:
+            return _grade_main(argv)
+        except KeyboardInterrupt:  # before or after the batch (the batch reports what it kept itself)
+            print("\ninterrupted: run the same command again to grade what is missing (finished notebooks "
+                  "are cached)", file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """Make Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt here, whatever this process inherited.
+
+    A program started in the background by a shell script (``minigrad-grade ... &``, or a test
+    suite run that way) starts with SIGINT ignored, and Python leaves it ignored: Ctrl-C or
+    ``kill -INT`` would then be lost and grading would go on. A blocked signal is inherited
+    too, so both are unblocked. The previous handlers and mask come back afterwards (the tests
+    call ``main`` in their own process)."""
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in INTERRUPTS}
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS) if hasattr(signal, "pthread_sigmask") else None
+    try:
+        yield
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for sig, handler in previous.items():
+            if handler is not None:  # None: a handler not installed from Python, which cannot be put back
+                signal.signal(sig, handler)
+
+
+def _grade_main(argv: Sequence[str]) -> int:
+    """``minigrad-grade PATH...`` (call it through ``main``, which makes Ctrl-C stop it)."""
     parser = _grade_parser()
     args = parser.parse_args(argv)  # exits with 2 on a usage error
     from minigrad.course.grading import grader as g
@@ -210,7 +246,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     book = None if quick_look else Gradebook(args.out)
     assignment = {key: stage.points for key, (stage, _) in grader.templates.items()}
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     summaries: list[dict] = []
     progress = Progress(sum(len(l.files) for l in learners), not args.quiet)
 
@@ -229,8 +264,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\ninterrupted: {len(summaries)} of {len(learners)} learners graded and saved; run the same "
               "command again to grade the rest (finished notebooks are cached)", file=sys.stderr)
         return g.EXIT_INTERRUPTED
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     elapsed = time.monotonic() - started
     if book is not None:
         book.export_csv()
