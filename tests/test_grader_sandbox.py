@@ -722,3 +722,20 @@ def test_the_guides_nbgrader_section_works_verbatim(tmp_path):
         assert book.find_assignment("ps1").max_score == full
     assert scores == {"alice": 0, "bob": full}
     assert sorted(p.name for p in (course / "feedback" / "bob" / "ps1").glob("*.html")) == [f"{k}.html" for k in keys]
+
+
+@pytest.mark.parametrize("signum, cpu, says_limit", [
+    (signal.SIGXCPU, 5.9, True), (signal.SIGXCPU, 4.2, True),  # SIGXCPU: only the CPU limit sends it
+    (signal.SIGKILL, 7.9, True), (signal.SIGKILL, 0.3, False),  # SIGKILL: the hard limit only if the CPU says so
+])
+def test_explain_names_the_cpu_limit(signum, cpu, says_limit):
+    """A busy machine can report a little less CPU time than the limit that stopped the child
+    (seen under load: "killed by SIGXCPU" without the limit); the words must not depend on it."""
+    from types import SimpleNamespace
+
+    from minigrad.course.grading.sandbox import ExitInfo, Sandbox, SandboxStopped
+
+    box = SimpleNamespace(exit=ExitInfo(returncode=-signum, cpu_seconds=cpu), limits=Limits(cpu_seconds=6))
+    words = Sandbox.explain(box, SandboxStopped("exited"))
+    assert ("CPU time limit of 6 s" in words) == says_limit, words
+    assert signal.Signals(signum).name in words
