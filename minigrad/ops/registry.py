@@ -26,6 +26,8 @@ TOP_LEVEL: dict[str, Callable] = {}
 def tensor_method(*names: str, top_level: bool = False) -> Callable:
     """Make the decorated function ``Tensor.<name>`` for each of ``names`` (default: its own name)."""
     def declare(fn: Callable) -> Callable:
+        if hasattr(fn, "__qualname__"):  # (a property has none) help() and tracebacks say Tensor.exp
+            fn.__qualname__ = f"Tensor.{fn.__name__}"
         for name in names or (fn.__name__,):
             setattr(Tensor, name, fn)
             if top_level and not name.startswith("_"):
@@ -55,7 +57,7 @@ def binary_operator(name: str, method: str, forward: Callable, reflected: Callab
         return forward(self, _argument(method, other))
 
     for dunder, fn in ((f"__{name}__", operator), (f"__r{name}__", reflected_operator), (method, method_form)):
-        fn.__name__ = fn.__qualname__ = dunder
+        fn.__name__, fn.__qualname__ = dunder, f"Tensor.{dunder}"
         setattr(Tensor, dunder, fn)
     if top_level:
         TOP_LEVEL[method] = method_form
