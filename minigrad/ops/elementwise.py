@@ -45,8 +45,10 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
         out = numpy_fn(x, y)
     except ValueError:
         raise broadcast_error(np.shape(x), np.shape(y)) from None
-    want = result_dtype or dtypes.result_type(x, y)
-    out = out if out.dtype == want else np.asarray(out, dtype=want)
+    if result_dtype is None:  # (two tensors of one dtype, the common case, keep it: no promotion to work out)
+        same = type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype
+        result_dtype = x.dtype if same else dtypes.result_type(x, y)
+    out = out if out.dtype == result_dtype else np.asarray(out, dtype=result_dtype)
     if out.ndim > 1 and type(x) is np.ndarray and not x.flags.c_contiguous:  # (rare: a transposed operand)
         out = like_first(out, x)
     return Tensor._wrap(out)
