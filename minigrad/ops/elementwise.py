@@ -591,8 +591,8 @@ def sqrt(self) -> Tensor:
     return Sqrt.apply(self)
 
 
-@tensor_method(top_level=True)
-def abs(self) -> Tensor:
+@tensor_method("abs", top_level=True)
+def _abs(self) -> Tensor:
     return Abs.apply(self)
 
 

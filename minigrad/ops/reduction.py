@@ -191,20 +191,20 @@ def logical_reduce(reduce, a: Tensor, dim=None, keepdim: bool = False) -> Tensor
 
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
-@tensor_method(top_level=True)
-def all(self, dim=None, keepdim: bool = False) -> Tensor:
+@tensor_method("all", top_level=True)
+def _all(self, dim=None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is nonzero: a bool tensor, no gradient."""
     return logical_reduce(np.all, self, dim, keepdim)
 
 
-@tensor_method(top_level=True)
-def any(self, dim=None, keepdim: bool = False) -> Tensor:
+@tensor_method("any", top_level=True)
+def _any(self, dim=None, keepdim: bool = False) -> Tensor:
     """Whether some element (along ``dim``) is nonzero: a bool tensor, no gradient."""
     return logical_reduce(np.any, self, dim, keepdim)
 
 
-@tensor_method(top_level=True)
-def sum(self, dim=None, keepdim: bool = False) -> Tensor:
+@tensor_method("sum", top_level=True)
+def _sum(self, dim=None, keepdim: bool = False) -> Tensor:
     return (SumAll if dim is None else Sum).apply(self, dim, keepdim)
 
 
@@ -213,13 +213,13 @@ def mean(self, dim=None, keepdim: bool = False) -> Tensor:
     return (MeanAll if dim is None else Mean).apply(self, dim, keepdim)
 
 
-@tensor_method(top_level=True)
-def max(self, dim=None, keepdim: bool = False):
+@tensor_method("max", top_level=True)
+def _max(self, dim=None, keepdim: bool = False):
     return extremum(self, dim, keepdim)
 
 
-@tensor_method(top_level=True)
-def min(self, dim=None, keepdim: bool = False):
+@tensor_method("min", top_level=True)
+def _min(self, dim=None, keepdim: bool = False):
     return extremum(self, dim, keepdim, largest=False)
 
 

@@ -24,9 +24,14 @@ TOP_LEVEL: dict[str, Callable] = {}
 
 
 def tensor_method(*names: str, top_level: bool = False) -> Callable:
-    """Make the decorated function ``Tensor.<name>`` for each of ``names`` (default: its own name)."""
+    """Make the decorated function ``Tensor.<name>`` for each of ``names`` (default: its own name).
+
+    An op named like a builtin (``sum``, ``max``, ``abs``, ``round``) is defined as ``_sum`` and
+    declared ``@tensor_method("sum")``, so the builtin keeps working inside its module.
+    """
     def declare(fn: Callable) -> Callable:
         if hasattr(fn, "__qualname__"):  # (a property has none) help() and tracebacks say Tensor.exp
+            fn.__name__ = names[0] if names else fn.__name__
             fn.__qualname__ = f"Tensor.{fn.__name__}"
         for name in names or (fn.__name__,):
             setattr(Tensor, name, fn)

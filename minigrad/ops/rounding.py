@@ -239,8 +239,8 @@ def trunc(self) -> Tensor:
     return Trunc.apply(self)
 
 
-@tensor_method(top_level=True)
-def round(self, decimals: int | None = None) -> Tensor:
+@tensor_method("round", top_level=True)
+def _round(self, decimals: int | None = None) -> Tensor:
     return Round.apply(self, 0) if decimals is None else RoundDecimals.apply(self, decimals)
 
 
