@@ -26,7 +26,7 @@ from minigrad.ops import (  # noqa: F401
     compare, elementwise, indexing, inplace, linalg, matrix, movement, reduction, rounding, scan, shape, softmax,
     sorting, stats, unary,
 )
-from minigrad.ops.registry import TOP_LEVEL as _TOP_LEVEL
+from minigrad.ops.registry import TOP_LEVEL as _TOP_LEVEL, WITHOUT_OUT as _WITHOUT_OUT
 from minigrad.functional_ops import (
     broadcast_shapes, broadcast_tensors, cat, maximum, pow, stack, where, write_out as _write_out,
 )
@@ -38,10 +38,14 @@ __version__ = "0.1.0"
 
 
 def _top_level(name: str, method):
-    """``minigrad.<name>(t, ...)``: the method ``t.<name>(...)``, plus PyTorch's ``out=``."""
-    def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
-        result = method(input, *args, **kwargs)
-        return result if out is None else _write_out(name, result, out)
+    """``minigrad.<name>(t, ...)``: the method ``t.<name>(...)``, plus PyTorch's ``out=`` where it has one."""
+    if name in _WITHOUT_OUT:
+        def fn(input: Tensor, *args, **kwargs):
+            return method(input, *args, **kwargs)
+    else:
+        def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
+            result = method(input, *args, **kwargs)
+            return result if out is None else _write_out(name, result, out)
 
     fn.__name__ = name
     fn.__doc__ = f"``minigrad.{name}(t, ...)`` is ``t.{name}(...)``."
@@ -50,6 +54,7 @@ def _top_level(name: str, method):
 
 # minigrad.exp(t), minigrad.sum(t, dim) ... as in PyTorch: the ops' methods (declared with
 # top_level=True), and four methods of the tensor itself.
+_WITHOUT_OUT.update(("detach", "detach_", "is_floating_point", "numel"))
 for _name, _method in {**_TOP_LEVEL, **{n: getattr(Tensor, n) for n in ("detach", "detach_", "is_floating_point", "numel")}}.items():
     globals()[_name] = _top_level(_name, _method)
 del _name, _method

@@ -606,7 +606,7 @@ def sigmoid(self) -> Tensor:
     return Sigmoid.apply(self)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def relu(self) -> Tensor:
     return Relu.apply(self)
 

@@ -21,13 +21,16 @@ from minigrad.tensor import Tensor, _argument, _operand
 
 # name -> the method that ``minigrad.<name>(input, ...)`` calls on its first argument
 TOP_LEVEL: dict[str, Callable] = {}
+# the top-level names that, as in PyTorch, take no ``out=`` (in-place ops, and those declared ``out=False``)
+WITHOUT_OUT: set[str] = set()
 
 
-def tensor_method(*names: str, top_level: bool = False) -> Callable:
+def tensor_method(*names: str, top_level: bool = False, out: bool = True) -> Callable:
     """Make the decorated function ``Tensor.<name>`` for each of ``names`` (default: its own name).
 
     An op named like a builtin (``sum``, ``max``, ``abs``, ``round``) is defined as ``_sum`` and
     declared ``@tensor_method("sum")``, so the builtin keeps working inside its module.
+    ``out=False``: ``minigrad.<name>`` takes no ``out=``, where PyTorch's takes none.
     """
     def declare(fn: Callable) -> Callable:
         if hasattr(fn, "__qualname__"):  # (a property has none) help() and tracebacks say Tensor.exp
@@ -37,6 +40,8 @@ def tensor_method(*names: str, top_level: bool = False) -> Callable:
             setattr(Tensor, name, fn)
             if top_level and not name.startswith("_"):
                 TOP_LEVEL[name] = fn
+                if not out or name.endswith("_"):
+                    WITHOUT_OUT.add(name)
         return fn
     return declare
 

@@ -862,7 +862,7 @@ def narrow(self, dim: int, start, length: int) -> Tensor:
     return Slice.apply(self, dim, slice(start, start + length))  # always a node, as PyTorch's
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def clone(self) -> Tensor:
     return Clone.apply(self)
 
