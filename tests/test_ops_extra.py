@@ -288,7 +288,7 @@ def run(lib, fn, arrays, seed=0, dtype=np.float64):
         found = lib.autograd.grad(loss, inputs, allow_unused=True)
         grads = [np.zeros(a.shape, dtype) if g is None else g.detach().numpy().copy() for a, g in zip(arrays, found)]
     result = fn(lib, *inputs)
-    named = (hasattr(result, "values"), hasattr(result, "indices")) if isinstance(result, tuple) else None
+    named = (hasattr(result, "values"), hasattr(result, "indices"), type(result).__name__) if isinstance(result, tuple) else None
     return values, grads, dtypes_, names, named
 
 
@@ -306,7 +306,7 @@ def test_matches_torch(name):
     tv, tg, td, tn, tt = run(torch, fn, arrays)
     assert md == td, f"dtypes: minigrad {md}, torch {td}"
     assert mn == tn, f"node names: minigrad {mn}, torch {tn}"
-    assert mt == tt, "(values, indices) results must be named tuples, as in PyTorch"
+    assert mt == tt, "(values, indices) results must be named tuples of PyTorch's type names (return_types.max, ...)"
     tol = tolerance(arrays, np.float32 if name in THROUGH_FLOAT32 else np.float64)
     assert len(mv) == len(tv)
     for i, (m, t) in enumerate(zip(mv, tv)):
@@ -1099,3 +1099,15 @@ def test_operator_node_names_match_torch(case):
         return OPERATOR_NODES[case](x, y).grad_fn.name()
 
     assert name(minigrad) == name(torch)
+
+
+@needs_torch
+@pytest.mark.parametrize("call", ["max(0)", "min(1)", "max(1, keepdim=True)", "sort(1)", "sort(0, descending=True)", "topk(1)"])
+def test_values_and_indices_print_as_torchs(call):
+    """``print(x.max(0))`` in a lesson shows what PyTorch shows, with minigrad's module name."""
+    data = [[1.0, 5.0], [3.0, 2.0]]
+    ours = eval(f"x.{call}", {"x": minigrad.tensor(data, requires_grad=True)})
+    theirs = eval(f"x.{call}", {"x": torch.tensor(data, requires_grad=True)})
+    assert repr(ours) == repr(theirs).replace("torch.return_types.", "minigrad.return_types.")
+    assert type(ours).__name__ == type(theirs).__name__ and tuple(ours)[0] is ours.values
+

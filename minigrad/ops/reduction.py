@@ -6,10 +6,10 @@ divides by their count, and ``max`` sends it only to the winners.
 """
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from minigrad import return_types
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import normalize_dims
 from minigrad.ops.elementwise import Maximum, Where
@@ -17,7 +17,6 @@ from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
-values_indices = namedtuple("values_indices", ["values", "indices"])  # like torch.return_types.max
 
 
 def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
@@ -163,7 +162,8 @@ def extremum(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True):
         return Maximum.apply(a, dim)
     if dim is None:
         return (MaxAll if largest else MinAll).apply(a, largest)
-    return values_indices(*(MaxDim if largest else MinDim).apply(a, dim, keepdim, largest))
+    result_type = return_types.max if largest else return_types.min
+    return result_type(*(MaxDim if largest else MinDim).apply(a, dim, keepdim, largest))
 
 
 class MinAll(MaxAll):

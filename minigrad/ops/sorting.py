@@ -10,10 +10,10 @@ value, as in PyTorch: first when descending, last when ascending.
 """
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 
+from minigrad import return_types
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import wrap_dim
 from minigrad.ops.indexing import full_index
@@ -22,8 +22,6 @@ from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
-sort_result = namedtuple("sort", ["values", "indices"])
-topk_result = namedtuple("topk", ["values", "indices"])
 
 
 def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
@@ -76,7 +74,7 @@ _NOT_GIVEN = object()
 
 
 @tensor_method(top_level=True)
-def sort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> sort_result:
+def sort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> return_types.sort:
     """The values along ``dim`` in order, and their indices in ``a``; equal values keep their order.
 
     PyTorch's two overloads: ``sort(dim=-1, descending=False)``, and, once ``stable`` is given
@@ -97,20 +95,20 @@ def argsort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> Tensor:
     return sort(a, *args, stable=stable, **kwargs).indices
 
 
-def _sort(node: type, a: Tensor, dim: int = -1, descending: bool = False) -> sort_result:
+def _sort(node: type, a: Tensor, dim: int = -1, descending: bool = False) -> return_types.sort:
     d = wrap_dim(dim, a.ndim)
     order = _order(a._data, d, descending) if a.ndim else None
-    return sort_result(*node.apply(a, d, order))
+    return return_types.sort(*node.apply(a, d, order))
 
 
 @tensor_method(top_level=True)
-def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> topk_result:
+def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> return_types.topk:
     """The ``k`` largest (or smallest) values along ``dim``, in order, and their indices."""
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, and dimension {d} has size {n})")
     if a.ndim == 0:
-        return topk_result(*Topk.apply(a, d, None))
+        return return_types.topk(*Topk.apply(a, d, None))
     order = np.take(_order(a._data, d, largest), np.arange(k), axis=d)
-    return topk_result(*Topk.apply(a, d, order))
+    return return_types.topk(*Topk.apply(a, d, order))
