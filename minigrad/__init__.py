@@ -17,8 +17,9 @@ from minigrad.dtypes import bool_ as bool, double, dtype, float, float32, float6
 from minigrad.tensor import Size, Tensor
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.device import device, get_default_device, set_default_device
+from minigrad.random import manual_seed
 from minigrad.creation import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
     rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 # Each op module gives Tensor its methods as it is imported (ops/registry.py): import them all.

@@ -1,8 +1,7 @@
 """Making tensors: from data, filled with a constant, or random.
 
-Random tensors come from one generator seeded by ``manual_seed``, so a lesson
-that calls ``minigrad.manual_seed(0)`` shows every learner the same numbers
-(not the same numbers as PyTorch, which uses a different generator).
+Random tensors come from the one generator of ``minigrad/random.py``, seeded by
+``manual_seed``.
 """
 from __future__ import annotations
 
@@ -10,22 +9,9 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.device import resolve as resolve_device
+from minigrad.random import generator
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
-
-_generator = np.random.default_rng(0)
-
-
-def manual_seed(seed: int) -> None:
-    """Reseed the generator behind randn, rand, randint, dropout and init."""
-    global _generator
-    _generator = np.random.default_rng(seed)
-
-
-def generator() -> np.random.Generator:
-    """The generator that minigrad's random functions draw from."""
-    return _generator
-
 
 def _new(array: np.ndarray, requires_grad: bool) -> Tensor:
     t = Tensor._wrap(array)
@@ -171,12 +157,12 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
-    return _new(_random(_generator.standard_normal, _shape(size), _dtype(dtype), "normal_kernel_cpu"), requires_grad)
+    return _new(_random(generator().standard_normal, _shape(size), _dtype(dtype), "normal_kernel_cpu"), requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
-    return _new(_random(_generator.random, _shape(size), _dtype(dtype), "check_uniform_bounds"), requires_grad)
+    return _new(_random(generator().random, _shape(size), _dtype(dtype), "check_uniform_bounds"), requires_grad)
 
 
 def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -194,12 +180,12 @@ def randint(low: int, high: int | None = None, size: tuple = (), *, dtype=None, 
         high, size = None, high
     if high is None:
         low, high = 0, low
-    return Tensor._wrap(_generator.integers(low, high, size=tuple(size)).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
+    return Tensor._wrap(generator().integers(low, high, size=tuple(size)).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
 
 
 def randperm(n: int, *, dtype=None, device=None) -> Tensor:
     resolve_device(device)
-    return Tensor._wrap(_generator.permutation(n).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
+    return Tensor._wrap(generator().permutation(n).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

@@ -24,12 +24,12 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 def broadcast_shapes(*shapes) -> Size:
     """The shape that tensors of ``shapes`` broadcast to (an int stands for a 1-d shape)."""
     result: tuple = ()
-    for i, shape in enumerate(shapes):
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    for i, sizes in enumerate(shapes):
+        sizes = (sizes,) if isinstance(sizes, (int, np.integer)) else tuple(sizes)
         try:
-            result = np.broadcast_shapes(result, shape)
+            result = np.broadcast_shapes(result, sizes)
         except ValueError:
-            raise RuntimeError(f"Shape mismatch at argument {i}: {list(shape)} cannot be broadcast to "
+            raise RuntimeError(f"Shape mismatch at argument {i}: {list(sizes)} cannot be broadcast to "
                                f"{list(result)} (sizes must be equal, or one of them 1)") from None
     return Size(result)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from minigrad.autograd import graph as _graph  # (_graph.Tensor: the registered tensor class)
 from minigrad.autograd.differentiate import _as_tuple, grad as autograd_grad
+from minigrad.random import generator
 
 
 class GradcheckError(RuntimeError):
@@ -126,7 +127,6 @@ def gradgradcheck(
     It differentiates ``v -> d(fn)/d(inputs) · v`` (a function built with
     ``create_graph=True``) with respect to the inputs and to ``v``.
     """
-    from minigrad.creation import generator
     Tensor = _graph.Tensor
 
     inputs = _as_tuple(inputs)

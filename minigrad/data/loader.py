@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from minigrad.creation import generator as _default_generator
+from minigrad.random import generator as _default_generator
 from minigrad.creation import tensor as _tensor
 from minigrad.functional_ops import stack
 from minigrad.tensor import Tensor

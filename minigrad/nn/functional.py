@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from minigrad.autograd.grad_mode import no_grad
-from minigrad.creation import generator
+from minigrad.random import generator
 from minigrad.dtypes import int32, int64
 from minigrad.functional_ops import broadcast_tensors, cat, where
 from minigrad.nn.ops.activation import Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from minigrad.autograd.grad_mode import no_grad
-from minigrad.creation import generator
+from minigrad.random import generator
 from minigrad.tensor import Tensor
 
 

@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from minigrad import creation
+from minigrad import random
 from minigrad.autograd import engine
 from minigrad.autograd.differentiate import backward as _backward
 from minigrad.autograd.function import Function
@@ -123,7 +123,7 @@ class _Frame:
 
     def __init__(self, function: Callable, args: tuple, kwargs: dict, preserve_rng_state: bool) -> None:
         self.function, self.kwargs = function, kwargs
-        self.rng_state = creation.generator().bit_generator.state if preserve_rng_state else None
+        self.rng_state = random.generator().bit_generator.state if preserve_rng_state else None
         self.holders: list[weakref.ref] = []
         self.metadata: list[tuple] = []  # (shape, dtype) of each tensor the forward saved
         self.recomputed_passes: set[int] = set()
@@ -208,12 +208,12 @@ class _rng_state:
 
     def __enter__(self) -> None:
         if self.state is not None:
-            self.outer = creation.generator().bit_generator.state
-            creation.generator().bit_generator.state = self.state
+            self.outer = random.generator().bit_generator.state
+            random.generator().bit_generator.state = self.state
 
     def __exit__(self, *exc) -> None:
         if self.state is not None:
-            creation.generator().bit_generator.state = self.outer
+            random.generator().bit_generator.state = self.outer
 
 
 class CheckpointFunction(Function):
@@ -224,7 +224,7 @@ class CheckpointFunction(Function):
         if not any(a.requires_grad for a in args if isinstance(a, Tensor)):
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
         ctx.run_function = run_function
-        ctx.rng_state = creation.generator().bit_generator.state if preserve_rng_state else None
+        ctx.rng_state = random.generator().bit_generator.state if preserve_rng_state else None
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
         with no_grad():

@@ -1,0 +1,23 @@
+"""The one random generator minigrad draws from, seeded by ``manual_seed`` (as ``torch.random``).
+
+randn, rand, randint, randperm, dropout, ``nn.init``, DataLoader's shuffling and
+gradgradcheck's random directions all draw from it, so a lesson that calls
+``minigrad.manual_seed(0)`` shows every learner the same numbers (not PyTorch's:
+its generator is another one). It sits below everything else: it needs only NumPy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_generator = np.random.default_rng(0)
+
+
+def manual_seed(seed: int) -> None:
+    """Reseed the generator behind randn, rand, randint, dropout and init."""
+    global _generator
+    _generator = np.random.default_rng(seed)
+
+
+def generator() -> np.random.Generator:
+    """The generator that minigrad's random functions draw from."""
+    return _generator
