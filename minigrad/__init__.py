@@ -48,14 +48,15 @@ def _top_level(name: str, method):
             result = method(input, *args, **kwargs)
             return result if out is None else _write_out(name, result, out)
 
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``minigrad.{name}(t, ...)`` is ``t.{name}(...)``."
     return fn
 
 
 # minigrad.exp(t), minigrad.sum(t, dim) ... as in PyTorch: the ops' methods (declared with
-# top_level=True), and four methods of the tensor itself.
-_WITHOUT_OUT.update(("detach", "detach_", "is_floating_point", "numel"))
-for _name, _method in {**_TOP_LEVEL, **{n: getattr(Tensor, n) for n in ("detach", "detach_", "is_floating_point", "numel")}}.items():
+# top_level=True), and four methods of the tensor itself (which take no out=).
+_TENSOR_OWN = ("detach", "detach_", "is_floating_point", "numel")
+_WITHOUT_OUT.update(_TENSOR_OWN)
+for _name, _method in {**_TOP_LEVEL, **{n: getattr(Tensor, n) for n in _TENSOR_OWN}}.items():
     globals()[_name] = _top_level(_name, _method)
 del _name, _method
