@@ -31,7 +31,7 @@ def _arrays(a: Tensor, b: Tensor) -> tuple:
     return x, y
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def isclose(a: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     x, y = _arrays(a, other)
     if x.dtype.kind == "b":

@@ -212,7 +212,7 @@ def index_select(self, dim: int, index: Tensor) -> Tensor:
     return IndexSelect.apply(self, dim, index)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def masked_fill(self, mask: Tensor, value) -> Tensor:
     return masked_fill_function(value).apply(self, mask, value)
 

@@ -73,6 +73,6 @@ class T(Function):
 
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def t(self) -> Tensor:
     return T.apply(self)

@@ -222,13 +222,13 @@ def repeat(self, *repeats) -> Tensor:
     return Repeat.apply(self, _sizes(repeats))
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def flip(self, *args, dims=None) -> Tensor:
     """``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=[0, 1])``."""
     return Flip.apply(self, _sizes(args) if dims is None else tuple(dims))
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def roll(self, shifts, dims=None) -> Tensor:
     return Roll.apply(self, shifts, dims)
 

@@ -30,7 +30,8 @@ def tensor_method(*names: str, top_level: bool = False, out: bool = True) -> Cal
 
     An op named like a builtin (``sum``, ``max``, ``abs``, ``round``) is defined as ``_sum`` and
     declared ``@tensor_method("sum")``, so the builtin keeps working inside its module.
-    ``out=False``: ``minigrad.<name>`` takes no ``out=``, where PyTorch's takes none.
+    ``out=False``: ``minigrad.<name>`` takes no ``out=``, where PyTorch's takes none (views,
+    rearrangements, and the functions PyTorch gives no out overload).
     """
     def declare(fn: Callable) -> Callable:
         if hasattr(fn, "__qualname__"):  # (a property has none) help() and tracebacks say Tensor.exp

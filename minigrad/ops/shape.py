@@ -770,7 +770,7 @@ class FillTensor(Function):
 
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def reshape(self, *shape) -> Tensor:
     return Reshape.apply(self, _sizes(shape))
 
@@ -785,7 +785,7 @@ def view_as(self, other: Tensor) -> Tensor:
     return self.view(other.shape)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if self.ndim == 0:
         return self.reshape(1)
@@ -795,12 +795,12 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return self.reshape(shape[:start] + (merged,) + shape[end + 1:]) if start < end else self
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def transpose(self, dim0: int, dim1: int) -> Tensor:
     return Transpose.apply(self, dim0, dim1)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def permute(self, *dims) -> Tensor:
     return Permute.apply(self, _sizes(dims))
 
@@ -817,12 +817,12 @@ def mT(self) -> Tensor:
     return self.transpose(-2, -1)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def squeeze(self, dim=None) -> Tensor:
     return squeeze_node(dim).apply(self, dim)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def unsqueeze(self, dim: int) -> Tensor:
     return Unsqueeze.apply(self, dim)
 
@@ -837,17 +837,17 @@ def expand_as(self, other: Tensor) -> Tensor:
     return self.expand(other.shape)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def broadcast_to(self, size) -> Tensor:
     return self.expand(size)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def select(self, dim: int, index: int) -> Tensor:
     return Select.apply(self, wrap_dim(dim, self.ndim), index)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def narrow(self, dim: int, start, length: int) -> Tensor:
     """``length`` entries of dimension ``dim`` from ``start`` on: a view, as ``x[:, start:start + length]`` for dim 1."""
     dim = wrap_dim(dim, self.ndim)

@@ -89,7 +89,7 @@ def sort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> return_types.sort:
     return _sort(SortStable, a, **kwargs)
 
 
-@tensor_method(top_level=True)
+@tensor_method(top_level=True, out=False)
 def argsort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> Tensor:
     """The indices that sort ``a`` along ``dim`` (``sort(...).indices``), with sort's two overloads."""
     return sort(a, *args, stable=stable, **kwargs).indices
