@@ -39,11 +39,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from minigrad.course.grading.options import add_limit_options, limits_from
+from minigrad.course.grading.options import (
+    EXIT_INTERRUPTED, EXIT_OK, EXIT_UNGRADED, EXIT_USAGE, add_limit_options, limits_from,
+)
 
 __all__ = ["main"]
 
-EXIT_INTERRUPTED = 130  # grader.EXIT_INTERRUPTED, named here: a Ctrl-C may come while the grader is imported
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -237,10 +238,10 @@ def _grade_main(argv: Sequence[str]) -> int:
         grader = g.Grader(config, jobs=min(args.jobs, sum(len(l.files) for l in learners) or 1))
     except IsolationUnavailable as e:
         print(f"minigrad-grade: {e}", file=sys.stderr)  # in full, --quiet or not: nothing was graded
-        return g.EXIT_USAGE
+        return EXIT_USAGE
     except (FileNotFoundError, RuntimeError) as e:
         print(f"minigrad-grade: error: {e}", file=sys.stderr)
-        return g.EXIT_USAGE
+        return EXIT_USAGE
     if grader.plan.level != "full":  # the instructor's explicit choice; said every time, even with --quiet
         print(f"minigrad-grade: isolation: {grader.plan.summary()}", file=sys.stderr)
 
@@ -263,7 +264,7 @@ def _grade_main(argv: Sequence[str]) -> int:
             book.export_csv()
         print(f"\ninterrupted: {len(summaries)} of {len(learners)} learners graded and saved; run the same "
               "command again to grade the rest (finished notebooks are cached)", file=sys.stderr)
-        return g.EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
     elapsed = time.monotonic() - started
     if book is not None:
         book.export_csv()
@@ -289,7 +290,7 @@ def _grade_main(argv: Sequence[str]) -> int:
                  else f"gradebook {args.out / 'gradebook.csv'}")
         print(f"\n{progress.total} notebook(s) of {len(summaries)} learner(s) in {elapsed:.1f} s "
               f"({progress.cached} cached{rate}); {where}")
-    return g.EXIT_UNGRADED if any(s["ungraded"] for s in summaries) else g.EXIT_OK
+    return EXIT_UNGRADED if any(s["ungraded"] for s in summaries) else EXIT_OK
 
 
 def merge_main(argv: Sequence[str]) -> int:

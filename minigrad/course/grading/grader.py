@@ -46,7 +46,6 @@ from minigrad.course.program import ADDED, learner_program, solution_grade_ids
 from minigrad.course.review import forbidden_for, review_cells
 
 STAGE_FILE = re.compile(r"^(\d\d)_([A-Za-z0-9_]+)")
-EXIT_OK, EXIT_UNGRADED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class Interrupted(Exception):
@@ -755,5 +754,4 @@ def format_table(summaries: list[dict], stage_keys: list[str]) -> str:
 
 __all__ = ["GradeConfig", "Grader", "Learner", "Limits", "Interrupted", "GradingError", "collect_learners",
            "summarize", "gradebook_csv", "format_table", "format_stage", "write_json", "safe_name",
-           "find_templates", "load_templates", "identify_stage", "read_submission",
-           "EXIT_OK", "EXIT_UNGRADED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+           "find_templates", "load_templates", "identify_stage", "read_submission"]

@@ -1,4 +1,5 @@
-"""The command-line options both grading commands share: the limits of each sandboxed child.
+"""The command-line options both grading commands share: the limits of each sandboxed child,
+and the exit codes.
 
 ``minigrad-grade`` and ``minigrad-grade gradescope`` take the same limit flags. They live
 here, below both commands, so that neither command module imports the other.
@@ -9,7 +10,11 @@ import argparse
 
 from minigrad.course.grading.sandbox import Limits
 
-__all__ = ["add_limit_options", "limits_from"]
+__all__ = ["add_limit_options", "limits_from", "EXIT_OK", "EXIT_UNGRADED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+
+# 0 all graded; 1 some submission could not be graded; 2 usage error or isolation unavailable;
+# 130 interrupted (rerun to resume)
+EXIT_OK, EXIT_UNGRADED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def add_limit_options(parser: argparse.ArgumentParser) -> None:
