@@ -7,6 +7,7 @@
 
 The order to read it in is in ``minigrad/autograd/__init__.py``'s docstring.
 """
+import numbers as _numbers
 import warnings as _warnings
 
 # PyTorch is silent on inf and NaN data (log(-1), 0/0, inf - inf); NumPy warns. Silence NumPy's
@@ -38,13 +39,33 @@ from minigrad.serialization import load, save
 __version__ = "0.1.0"
 
 
+# The functions whose input may be a Python number (``minigrad.sub(1, t)``), as PyTorch's: its
+# arithmetic takes numbers as tensors, and remainder has a number-first overload.
+_NUMBER_INPUT = frozenset({"add", "sub", "mul", "div", "floor_divide", "remainder"})
+
+
+def _check_input(name: str, input) -> None:
+    """PyTorch's TypeError for an input that is not a tensor (a list, a NumPy array), instead of an
+    AttributeError from deep inside the op."""
+    if isinstance(input, Tensor) or (name in _NUMBER_INPUT and isinstance(input, _numbers.Number)):
+        return
+    kind = type(input)
+    kind = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    hint = ": wrap it with minigrad.tensor(...) first" if kind in ("list", "tuple", "numpy.ndarray") else ""
+    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {kind}{hint}")
+
+
 def _top_level(name: str, method):
     """``minigrad.<name>(t, ...)``: the method ``t.<name>(...)``, plus PyTorch's ``out=`` where it has one."""
     if name in _WITHOUT_OUT:
         def fn(input: Tensor, *args, **kwargs):
+            if type(input) is not Tensor:
+                _check_input(name, input)
             return method(input, *args, **kwargs)
     else:
         def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
+            if type(input) is not Tensor:
+                _check_input(name, input)
             result = method(input, *args, **kwargs)
             return result if out is None else _write_out(name, result, out)
 

@@ -109,3 +109,85 @@ def test_out_writes_into_the_given_tensor(name):
         assert returned is out
         results.append(out.numpy())
     np.testing.assert_allclose(*results, rtol=1e-12, atol=1e-12)
+
+
+# -- an input that is not a tensor ------------------------------------------------------------------
+def _outcome(fn):
+    """("ok", values) or (exception type name, None)."""
+    try:
+        result = fn()
+    except Exception as e:  # noqa: BLE001  (the type is what is compared)
+        return type(e).__name__, None
+    return "ok", np.asarray(result.detach().numpy() if hasattr(result, "detach") else result)
+
+
+def _call_with_input(lib, name: str, input):
+    x = lib.tensor(X)
+    named = {"x": x, "xT": x.T * 1, "v": lib.ones(3, dtype=lib.float64), "batch": x[None] * 1,
+             "index": lib.zeros(2, 1, dtype=lib.int64), "rows": lib.tensor([0]), "mask": x > 0.5}
+    args = [named[a] if isinstance(a, str) else a for a in OTHER_ARGS.get(name, ())]
+    if name in ("add", "sub", "mul", "div", "remainder", "fmod", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge"):
+        args[0] = x  # (a number as input, a tensor as other: the overload PyTorch may have)
+    return getattr(lib, name)(input, *args)
+
+
+# PyTorch's norm and split are Python functions that fail with AttributeError on a non-tensor
+# input; minigrad's TypeError says the same more plainly.
+PYTHON_LEVEL_IN_TORCH = {"norm", "split"}
+
+
+@pytest.mark.parametrize("input", [2.0, 3, [1.0, 2.0], np.ones(3)], ids=["float", "int", "list", "ndarray"])
+@pytest.mark.parametrize("name", sorted(TOP_LEVEL) + ["detach", "numel", "is_floating_point"])
+def test_an_input_that_is_not_a_tensor_is_refused_as_in_torch(name, input):
+    mine = _outcome(lambda: _call_with_input(minigrad, name, input))
+    theirs = _outcome(lambda: _call_with_input(torch, name, input))
+    if name in PYTHON_LEVEL_IN_TORCH and theirs[0] == "AttributeError":
+        theirs = ("TypeError", None)
+    assert mine[0] == theirs[0], f"minigrad.{name}({input!r}, ...): {mine[0]}, torch: {theirs[0]}"
+    if mine[0] == "ok":
+        np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-12)
+
+
+def test_the_refusal_names_the_argument_and_the_fix():
+    with pytest.raises(TypeError, match=r"exp\(\): argument 'input' \(position 1\) must be Tensor, not numpy.ndarray: wrap"):
+        minigrad.exp(np.ones(2))
+    with pytest.raises(TypeError, match=r"sum\(\): argument 'input' \(position 1\) must be Tensor, not list"):
+        minigrad.sum([1.0, 2.0])
+
+
+# -- the operators' other operand, for every binary operator ------------------------------------------
+class _Reflects:
+    """A foreign type that implements the reflected operators: Python must get to try them."""
+
+    def __array__(self, dtype=None, copy=None):  # (NumPy would otherwise take it as an object scalar)
+        raise TypeError("not an array")
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"):
+    setattr(_Reflects, f"__r{_op}__", lambda self, other, _op=_op: f"r{_op}")
+
+OPERATORS = ("+", "-", "*", "/", "//", "%", "**", "@")
+OTHERS = {"ndarray": lambda: np.full((2, 2), 2.0), "list": lambda: [2.0, 2.0], "str": lambda: "a",
+          "reflects": _Reflects, "number": lambda: 2, "tensor": None}
+
+
+@pytest.mark.parametrize("other", sorted(OTHERS))
+@pytest.mark.parametrize("op", OPERATORS)
+def test_an_operators_other_operand_is_treated_as_in_torch(op, other):
+    outcomes = []
+    for lib in (minigrad, torch):
+        x = lib.tensor([[5.0, -3.0], [1.5, 2.0]], dtype=lib.float64)
+        y = x * 0 + 2 if OTHERS[other] is None else OTHERS[other]()
+        outcomes.append([_outcome(lambda: eval(f"x {op} y")), _outcome(lambda: eval(f"y {op} x"))])
+    for (mine, theirs), side in zip(zip(*outcomes), ("x op other", "other op x")):
+        assert mine[0] == theirs[0], f"{side} with {op} and a {other}: minigrad {mine[0]}, torch {theirs[0]}"
+        if mine[0] == "ok":
+            np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+@pytest.mark.parametrize("method", ["add", "sub", "mul", "div", "remainder", "floor_divide", "fmod", "pow"])
+@pytest.mark.parametrize("other", ["ndarray", "list", "str"])
+def test_a_method_form_refuses_what_the_operator_would_pass_on(method, other):
+    for lib in (minigrad, torch):
+        with pytest.raises(TypeError):
+            getattr(lib.tensor([5.0, -3.0]), method)(OTHERS[other]())

@@ -18,8 +18,8 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import sum_to
 from minigrad.ops.elementwise import _array, _binary, _save_operands, _saved_operands, _shape
-from minigrad.tensor import Tensor, _argument, _operand
-from minigrad.ops.registry import tensor_method
+from minigrad.tensor import Tensor, _argument
+from minigrad.ops.registry import binary_operator, tensor_method
 
 
 def _zeros_like(grad: Tensor) -> Tensor:
@@ -181,47 +181,23 @@ class NotDifferentiable(Function):
 
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
-@tensor_method()
-def __mod__(self, other):
-    return self.remainder(other)
+def _remainder_of(a, b) -> Tensor:
+    return (Remainder if isinstance(b, Tensor) else RemainderScalar).apply(a, b)
 
 
-@tensor_method()
-def __rmod__(self, other):
-    other = _operand(other)
-    return NotImplemented if other is NotImplemented else NotDifferentiable.apply(
-        other, self, np.remainder, "remainder")
+def _floor_divided(a, b) -> Tensor:
+    return NotDifferentiable.apply(a, b, np.floor_divide, "floor_divide")
 
 
-@tensor_method()
-def __floordiv__(self, other):
-    other = _operand(other)
-    return NotImplemented if other is NotImplemented else NotDifferentiable.apply(
-        self, other, np.floor_divide, "floor_divide")
-
-
-@tensor_method()
-def __rfloordiv__(self, other):
-    other = _operand(other)
-    return NotImplemented if other is NotImplemented else NotDifferentiable.apply(
-        other, self, np.floor_divide, "floor_divide")
-
-
-@tensor_method(top_level=True)
-def remainder(self, other) -> Tensor:
-    other = _argument("remainder", other)
-    return (Remainder if isinstance(other, Tensor) else RemainderScalar).apply(self, other)
+binary_operator("mod", "remainder", _remainder_of,
+                lambda self, other: NotDifferentiable.apply(other, self, np.remainder, "remainder"))
+binary_operator("floordiv", "floor_divide", _floor_divided, lambda self, other: _floor_divided(other, self))
 
 
 @tensor_method(top_level=True)
 def fmod(self, other) -> Tensor:
     other = _argument("fmod", other)
     return (Fmod if isinstance(other, Tensor) else FmodScalar).apply(self, other)
-
-
-@tensor_method(top_level=True)
-def floor_divide(self, other) -> Tensor:
-    return self.__floordiv__(other)
 
 
 @tensor_method(top_level=True)
