@@ -42,6 +42,8 @@ __version__ = "0.1.0"
 # The functions whose input may be a Python number (``minigrad.sub(1, t)``), as PyTorch's: its
 # arithmetic takes numbers as tensors, and remainder has a number-first overload.
 _NUMBER_INPUT = frozenset({"add", "sub", "mul", "div", "floor_divide", "remainder"})
+# sum and prod without a dim are, in PyTorch, an overload of their own that takes no out=.
+_OUT_NEEDS_DIM = frozenset({"sum", "prod"})
 
 
 def _check_input(name: str, input) -> None:
@@ -66,6 +68,9 @@ def _top_level(name: str, method):
         def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
             if type(input) is not Tensor:
                 _check_input(name, input)
+            if out is not None and name in _OUT_NEEDS_DIM and not args and "dim" not in kwargs:
+                raise TypeError(f"{name}() received an invalid combination of arguments: out= needs a dim, "
+                                f"as in PyTorch, whose {name}(input) without one takes no out=")
             result = method(input, *args, **kwargs)
             return result if out is None else _write_out(name, result, out)
 

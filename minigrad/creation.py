@@ -38,6 +38,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     resolve_device(device)
     if isinstance(data, Tensor):
         data = data._data
+    elif isinstance(data, np.ndarray):
+        _refuse_negative_strides(data)
     try:
         array = np.array(data)
     except ValueError as e:
@@ -65,8 +67,24 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``array`` (changes to one show in the other)."""
+    if not isinstance(array, np.ndarray):
+        kind = type(array)
+        kind = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        raise TypeError(f"expected np.ndarray (got {kind}): minigrad.tensor(data) copies other data")
     dtypes.from_numpy_dtype(array.dtype)
+    _refuse_negative_strides(array)
     return Tensor._wrap(array)
+
+
+def _refuse_negative_strides(array: np.ndarray) -> None:
+    """PyTorch's tensors have no negative strides, so it refuses an array with one (``a[::-1]``)
+    even where it would copy: so does minigrad, so that such code fails here as it would there."""
+    if any(stride < 0 for stride in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are "
+            "not currently supported. (You can probably work around this by making a copy of your array "
+            "with array.copy().)"
+        )
 
 
 def _shape(size: tuple) -> tuple:

@@ -63,6 +63,37 @@ def test_explicit_dtype_and_copy_semantics():
     assert minigrad.tensor(minigrad.tensor([1.5])).dtype == minigrad.float32
 
 
+ARRAYS = {
+    "reversed": lambda: np.arange(4.0)[::-1], "reversed columns": lambda: np.arange(6.0).reshape(2, 3)[:, ::-1],
+    "every other": lambda: np.arange(6.0).reshape(2, 3)[:, ::2], "transposed": lambda: np.arange(6.0).reshape(2, 3).T,
+    "list": lambda: [1.0, 2.0], "numpy scalar": lambda: np.float64(1.0),
+}
+
+
+@pytest.mark.parametrize("make", ["from_numpy(a)", "as_tensor(a)", "as_tensor(a, dtype=lib.float32)", "tensor(a)"])
+@pytest.mark.parametrize("array", sorted(ARRAYS))
+def test_arrays_a_tensor_cannot_hold_are_refused_as_in_torch(array, make):
+    """PyTorch has no negative strides: it refuses ``a[::-1]`` (ValueError, even where it would copy),
+    and from_numpy takes only an ndarray (TypeError); other strides are fine."""
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for lib in (minigrad, torch):
+        a = ARRAYS[array]()
+        try:
+            outcomes.append(("ok", np.asarray(eval(f"lib.{make}").tolist())))
+        except Exception as e:  # noqa: BLE001  (the type is what is compared)
+            outcomes.append((type(e).__name__, None))
+    assert outcomes[0][0] == outcomes[1][0], f"minigrad {outcomes[0][0]}, torch {outcomes[1][0]}"
+    if outcomes[0][0] == "ok":
+        np.testing.assert_array_equal(outcomes[0][1], outcomes[1][1])
+
+
+def test_the_negative_stride_refusal_says_how_to_fix_it():
+    with pytest.raises(ValueError, match=r"negative.*array\.copy\(\)"):
+        minigrad.from_numpy(np.arange(3.0)[::-1])
+    assert minigrad.from_numpy(np.arange(3.0)[::-1].copy()).tolist() == [2.0, 1.0, 0.0]
+
+
 def test_dtype_aliases():
     assert minigrad.float is minigrad.float32
     assert minigrad.double is minigrad.float64

@@ -56,8 +56,7 @@ def test_one_tensor_function_matches_torch(name):
 
 
 # The other arguments of every other declared function, for the out= check ("x": the input again,
-# "xT": its transpose, ...). sum and prod are called with a dim: PyTorch's overload without one
-# takes no out=, minigrad's does (one function serves both overloads).
+# "xT": its transpose, ...).
 OTHER_ARGS = {
     "add": (1.0,), "sub": (1.0,), "mul": (2.0,), "div": (2.0,), "remainder": (2.0,), "fmod": (2.0,),
     "floor_divide": (2.0,), "eq": (0.5,), "ne": (0.5,), "lt": (0.5,), "le": (0.5,), "gt": (0.5,), "ge": (0.5,),
@@ -98,6 +97,24 @@ def test_every_declared_function_has_arguments_for_the_out_check():
 @pytest.mark.parametrize("name", sorted(TOP_LEVEL) + ["detach", "numel", "is_floating_point"])
 def test_out_is_accepted_where_torch_accepts_it(name):
     assert _takes_out(minigrad, name) == _takes_out(torch, name)
+
+
+OUT_CALLS = ["{}(x, out=o)", "{}(x, 1, out=o)", "{}(x, dim=1, out=o)", "{}(x, 1, True, out=o)",
+             "{}(x, None, out=o)", "{}(x, dim=None, out=o)"]
+
+
+# (prod with dim=None is left out: minigrad's prod takes it, torch's refuses it, out= or not)
+@pytest.mark.parametrize("name, call", [(n, c) for n in ("sum", "prod", "mean") for c in OUT_CALLS
+                                        if not (n == "prod" and "None" in c)])
+def test_out_with_and_without_a_dim_as_in_torch(name, call):
+    """PyTorch's sum and prod without a dim are an overload that takes no out= (mean's takes it)."""
+    outcomes = []
+    for lib in (minigrad, torch):
+        x, o = lib.tensor(X), lib.zeros(0, dtype=lib.float64)
+        outcomes.append(_outcome(lambda: eval(call.format(f"lib.{name}"))))
+    assert outcomes[0][0] == outcomes[1][0]
+    if outcomes[0][0] == "ok":
+        np.testing.assert_allclose(outcomes[0][1], outcomes[1][1], rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", [n for n in ONE_TENSOR if _takes_out(torch, n)])
