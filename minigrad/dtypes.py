@@ -79,6 +79,8 @@ def result_type(a, b) -> np.dtype:
     A scalar only matters when it is of a higher category than the tensor:
     ``int_tensor * 2.5`` is float32 (the default float), not float64.
     """
+    if type(b) is builtins.float and type(a) is np.ndarray and a.dtype.kind == "f":  # (x * 2.0: the common case)
+        return a.dtype
     a_is_array, b_is_array = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
     if a_is_array and b_is_array:
         ka, kb = _CATEGORY[a.dtype.kind], _CATEGORY[b.dtype.kind]

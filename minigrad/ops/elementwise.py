@@ -66,7 +66,11 @@ def _shape(x) -> tuple:
 
 def _save_operands(ctx, a, b, keep_a: bool, keep_b: bool, *also) -> None:
     """Save operand ``a`` if ``keep_a`` and ``b`` if ``keep_b`` (tensors, freed after
-    backward), and ``also`` (e.g. the output); keep Python numbers on ctx (they cost nothing)."""
+    backward), and ``also`` (e.g. the output); keep Python numbers on ctx (they cost nothing).
+    Nothing, when no input needs a gradient: then the call is not recorded (no_grad, and every op
+    a backward runs)."""
+    if True not in ctx.needs_input_grad:
+        return
     a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
     ctx.save_for_backward(a if keep_a and a_is_tensor else None, b if keep_b and b_is_tensor else None, *also)
     ctx.scalars = (None if a_is_tensor else a, None if b_is_tensor else b)
