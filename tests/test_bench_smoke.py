@@ -54,3 +54,13 @@ def test_profile_hot_path_runs_and_charges_every_group():
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for group in ("Function.apply + ctx", "engine", "graph nodes", "Tensor objects", "op formulas"):
         assert group in proc.stdout, group
+
+
+def test_bare_floor_runs_and_agrees_with_minigrad():
+    """bench/bare_floor.py checks its bare autograd's results against minigrad's before timing (it
+    would exit non-zero on a difference) and prints one row per workload."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bare_floor.py")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for case in ("custom Function y=2x fwd+bwd", "(x*y+z).sum().backward()"):
+        assert case in proc.stdout, case
