@@ -1,8 +1,13 @@
-"""Top-level functions that combine several tensors (cat, stack, where, maximum), and ``out=``."""
+"""Top-level functions that combine several tensors (cat, stack, where, maximum), and ``out=``.
+
+Each refuses an argument that is not a tensor with PyTorch's TypeError (``check_tensor``), where
+it would otherwise fail deep inside with an AttributeError, or silently take a NumPy array.
+"""
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
+from numbers import Number
 
 import numpy as np
 
@@ -10,14 +15,19 @@ from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 
 from minigrad.ops import elementwise, shape
 from minigrad.ops.broadcast import broadcast_error
-from minigrad.tensor import Size, Tensor, _operand
+from minigrad.tensor import Size, Tensor
+
+# What the guards of where's and pow's arguments let through at once; check_tensor judges the rest.
+_TENSOR_OR_NUMBER = (Tensor, int, float)
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    _check_tensor_list("cat", tensors)
     return shape.Cat.apply(dim, *tensors)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    _check_tensor_list("stack", tensors)
     return shape.Stack.apply(dim, *tensors)
 
 
@@ -25,9 +35,11 @@ def broadcast_shapes(*shapes) -> Size:
     """The shape that tensors of ``shapes`` broadcast to (an int stands for a 1-d shape)."""
     result: tuple = ()
     for i, sizes in enumerate(shapes):
-        sizes = (sizes,) if isinstance(sizes, (int, np.integer)) else tuple(sizes)
+        sizes = (sizes,) if isinstance(sizes, (int, np.integer)) else sizes
+        if not isinstance(sizes, Sequence):  # (a NumPy array is not one: its shape is)
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {sizes}")
         try:
-            result = np.broadcast_shapes(result, sizes)
+            result = np.broadcast_shapes(result, tuple(sizes))
         except ValueError:
             raise RuntimeError(f"Shape mismatch at argument {i}: {list(sizes)} cannot be broadcast to "
                                f"{list(result)} (sizes must be equal, or one of them 1)") from None
@@ -37,7 +49,9 @@ def broadcast_shapes(*shapes) -> Size:
 def broadcast_tensors(*tensors: Tensor) -> tuple:
     """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
     shape: tuple = ()
-    for t in tensors:
+    for i, t in enumerate(tensors):
+        if type(t) is not Tensor:
+            _check_element(i, t)
         try:
             shape = np.broadcast_shapes(shape, t.shape)
         except ValueError:
@@ -46,17 +60,29 @@ def broadcast_tensors(*tensors: Tensor) -> tuple:
 
 
 def where(condition: Tensor, input, other) -> Tensor:
-    return elementwise.Where.apply(condition, _operand(input), _operand(other))
+    """``input`` where ``condition`` is True, else ``other``; either may be a Python number."""
+    if type(condition) is not Tensor:
+        check_tensor("where", "condition", 1, condition)
+    if type(input) not in _TENSOR_OR_NUMBER:
+        check_tensor("where", "input", 2, input, numbers=True)
+    if type(other) not in _TENSOR_OR_NUMBER:
+        check_tensor("where", "other", 3, other, numbers=True)
+    return elementwise.Where.apply(condition, input, other)
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
-    return elementwise.Maximum.apply(input, _operand(other))
-
-
+    if type(input) is not Tensor or type(other) is not Tensor:
+        check_tensor("maximum", "input", 1, input)
+        check_tensor("maximum", "other", 2, other)
+    return elementwise.Maximum.apply(input, other)
 
 
 def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     """``input ** exponent``; either one may be a Python number (``pow(2, x)`` is ``2 ** x``)."""
+    if type(input) not in _TENSOR_OR_NUMBER:
+        check_tensor("pow", "input", 1, input, numbers=True)
+    if type(exponent) not in _TENSOR_OR_NUMBER:
+        check_tensor("pow", "exponent", 2, exponent, numbers=True)
     if isinstance(input, Tensor):
         result = input.pow(exponent)
     elif isinstance(exponent, Tensor):
@@ -67,12 +93,45 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     return result if out is None else write_out("pow", result, out)
 
 
+def check_tensor(fn: str, argument: str, position: int, value, numbers: bool = False) -> None:
+    """PyTorch's TypeError for an argument that is not a tensor (nor, with ``numbers``, a Python
+    number): ``relu(): argument 'input' (position 1) must be Tensor, not numpy.ndarray``, plus the fix.
+
+    The slow path behind a ``type(x) is not Tensor`` guard, which a Tensor subclass also takes.
+    """
+    if isinstance(value, Tensor) or numbers and isinstance(value, Number):
+        return
+    raise TypeError(f"{fn}(): argument '{argument}' (position {position}) must be Tensor, not {_described(value)}")
 
 
+def _check_tensor_list(fn: str, tensors) -> None:
+    """cat's and stack's argument: a list or tuple of tensors, as in PyTorch (``cat(t)`` would
+    otherwise join the rows of ``t``)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not {_type_name(tensors)}")
+    for i, t in enumerate(tensors):
+        if type(t) is not Tensor:
+            _check_element(i, t)
 
 
+def _check_element(index: int, value) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"expected Tensor as element {index} in argument 0, but got {_described(value)}")
 
 
+def _type_name(value) -> str:
+    """The type as PyTorch spells it: a builtin or a tensor plainly (``float``, ``Tensor``), others
+    with their module (``numpy.ndarray``)."""
+    kind = type(value)
+    plain = kind.__module__ == "builtins" or issubclass(kind, Tensor)
+    return kind.__qualname__ if plain else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _described(value) -> str:
+    """The type of a value that should have been a tensor, and the fix when it holds data (as
+    ``minigrad.exp(...)`` and the other top-level functions say it)."""
+    fix = ": wrap it with minigrad.tensor(...) first" if isinstance(value, (list, tuple, np.ndarray)) else ""
+    return _type_name(value) + fix
 
 
 def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:

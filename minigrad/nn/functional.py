@@ -16,9 +16,14 @@ padding in conv2d; ``ceil_mode`` and ``dilation`` in max_pool2d;
 ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` in embedding; the
 ``inplace=True`` forms of the activations; inputs without a batch dimension
 in conv2d and max_pool2d (they take NCHW).
+
+Each function opens with a guard that costs nothing when its arguments are tensors: anything else
+goes to ``_check_tensors``, which refuses a list, a NumPy array or a number with PyTorch's
+TypeError (also where PyTorch's own function, written in Python, fails with an AttributeError).
 """
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import numpy as np
@@ -26,7 +31,7 @@ import numpy as np
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.random import generator
 from minigrad.dtypes import int32, int64
-from minigrad.functional_ops import broadcast_tensors, cat, where
+from minigrad.functional_ops import broadcast_tensors, cat, check_tensor, where
 from minigrad.nn.ops.activation import Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
@@ -37,25 +42,36 @@ from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedL
 from minigrad.nn.ops.loss import CrossEntropy
 from minigrad.nn.ops.normalization import NativeBatchNorm, NativeLayerNorm, batch_statistics
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, NllLoss2d, SmoothL1Loss
+from minigrad.nn.parameter import Parameter
 from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor, _operand
 
 _REDUCTIONS = ("mean", "sum", "none")
+# What the guard at the top of each function lets through at once (a layer's weight is a
+# Parameter); _check_tensors judges anything else, a Tensor subclass included.
+_TENSORS = (Tensor, Parameter)
+_TENSORS_OR_NONE = (Tensor, Parameter, type(None))
 
 
 # -- activations --------------------------------------------------------------
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0), elementwise; ``inplace=True`` overwrites ``input`` (``input.relu_()``) and returns it."""
+    if type(input) not in _TENSORS:
+        _check_tensors("relu", input=input)
     return input.relu_() if inplace else input.relu()
 
 
 def sigmoid(input: Tensor) -> Tensor:
     """1 / (1 + exp(-x)), elementwise."""
+    if type(input) not in _TENSORS:
+        _check_tensors("sigmoid", input=input)
     return input.sigmoid()
 
 
 def tanh(input: Tensor) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("tanh", input=input)
     return input.tanh()
 
 
@@ -71,6 +87,8 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` converts the input first, as in PyTorch."""
+    if type(input) not in _TENSORS:
+        _check_tensors("softmax", input=input)
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim, _stacklevel)
     if dtype is not None:
@@ -80,6 +98,8 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed without ever taking the log of a rounded-to-0 value."""
+    if type(input) not in _TENSORS:
+        _check_tensors("log_softmax", input=input)
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
     if dtype is not None:
@@ -89,6 +109,8 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x), Phi the standard normal CDF; ``approximate="tanh"`` uses PyTorch's tanh formula."""
+    if type(input) not in _TENSORS:
+        _check_tensors("gelu", input=input)
     if approximate == "none":
         return Gelu.apply(input)
     if approximate == "tanh":
@@ -98,6 +120,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (also called swish); ``inplace=True`` overwrites ``input`` and returns it."""
+    if type(input) not in _TENSORS:
+        _check_tensors("silu", input=input)
     return input._inplace(Silu) if inplace else Silu.apply(input)
 
 
@@ -107,35 +131,49 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     ``inplace=True`` (or ``leaky_relu_``) overwrites ``input``: node ``LeakyReluBackward1``, which
     keeps the result, not the overwritten input.
     """
+    if type(input) not in _TENSORS:
+        _check_tensors("leaky_relu", input=input)
     return input._inplace(LeakyReluInplace, negative_slope) if inplace else LeakyRelu.apply(input, negative_slope)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("leaky_relu_", input=input)
     return leaky_relu(input, negative_slope, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1): one node, ``EluBackward0``; ``inplace=True`` (or
     ``elu_``) overwrites ``input`` (``EluBackward1``, which keeps the result)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("elu", input=input)
     return input._inplace(EluInplace, alpha) if inplace else Elu.apply(input, alpha)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("elu_", input=input)
     return elu(input, alpha, inplace=True)
 
 
 def relu_(input: Tensor) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("relu_", input=input)
     return input.relu_()
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, smooth ReLU; x itself where beta * x > threshold."""
+    if type(input) not in _TENSORS:
+        _check_tensors("softplus", input=input)
     return Softplus.apply(input, beta, threshold)
 
 
 # -- layers -------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: weight is (out_features, in_features), as in PyTorch."""
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("linear", input=input, weight=weight, bias=bias)
     if bias is not None and bias._data.dtype != weight._data.dtype:
         raise RuntimeError(
             f"linear: bias is {bias.dtype} but weight is {weight.dtype}; they must have the same dtype "
@@ -163,6 +201,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
     Numba kernels forward and backward, differentiable to any order (``minigrad/nn/ops/conv.py``).
     """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("conv2d", input=input, weight=weight, bias=bias)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype != input.dtype:
             raise RuntimeError(f"Input type ({input.dtype}) and {name} type ({t.dtype}) should be the same")
@@ -174,6 +214,8 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
 
     Padding counts as -inf (it never wins). Differentiable to any order.
     """
+    if type(input) not in _TENSORS:
+        _check_tensors("max_pool2d", input=input)
     kernel_size = _pair("kernel_size", kernel_size)
     stride = kernel_size if stride is None else _pair("stride", stride)
     return MaxPool2d.apply(input, kernel_size, stride, _pair("padding", padding))
@@ -186,6 +228,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     nothing needs rescaling at evaluation time, when dropout is the identity.
     The mask is drawn from minigrad's generator (``minigrad.manual_seed``).
     """
+    if type(input) not in _TENSORS:
+        _check_tensors("dropout", input=input)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
@@ -201,6 +245,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions start_dim..end_dim into one (``torch.flatten``)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("flatten", input=input)
     return input.flatten(start_dim, end_dim)
 
 
@@ -237,6 +283,8 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     divisor. With ``ceil_mode`` a last, partial window is kept (its divisor
     counts only the cells inside input and padding, as in PyTorch).
     """
+    if type(input) not in _TENSORS:
+        _check_tensors("avg_pool2d", input=input)
     kernel = _pair("kernel_size", kernel_size)
     strides = kernel if stride is None or stride == [] else _pair("stride", stride)
     pads = _pair("padding", padding)
@@ -286,6 +334,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     ``output_size`` is an int or a pair; None in the pair keeps that dimension.
     ``adaptive_avg_pool2d(x, 1)`` is the global average pool of a CNN's head.
     """
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_avg_pool2d", input=input)
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
     sizes = (output_size, output_size) if isinstance(output_size, (int, np.integer)) else tuple(output_size)
@@ -336,6 +386,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     default 0), "reflect", "replicate" or "circular". Built from ``cat``, slicing
     and indexing (``_padded``), run as one node named as PyTorch's (``nn/ops/linear_map.py``).
     """
+    if type(input) not in _TENSORS:
+        _check_tensors("pad", input=input)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -385,7 +437,9 @@ def _padded(input: Tensor, pad: tuple, mode: str, value: float | None) -> Tensor
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """(..., num_classes) int64 with a 1 at each class index; ``num_classes=-1`` means max + 1."""
-    if not isinstance(tensor, Tensor) or tensor.dtype != int64:
+    if type(tensor) not in _TENSORS:
+        _check_tensors("one_hot", tensor=tensor)
+    if tensor.dtype != int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     t = tensor._data
     if num_classes == -1:
@@ -428,12 +482,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     With ``max_norm``, the looked-up rows longer than it are first scaled back to
     it in ``weight`` itself, as in PyTorch.
     """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS:
+        _check_tensors("embedding", input=input, weight=weight)
     _check_embedding_options(scale_grad_by_freq, sparse)
-    if not isinstance(input, Tensor) or input.dtype not in (int64, int32):
-        got = input.dtype if isinstance(input, Tensor) else type(input).__name__
+    if input.dtype not in (int64, int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
-            f"but got {got} instead (while checking arguments for embedding)"
+            f"but got {input.dtype} instead (while checking arguments for embedding)"
         )
     n = weight.shape[0]
     idx = input._data
@@ -455,6 +510,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance (as PyTorch):
     one node, ``NativeLayerNormBackward0`` (``nn/ops/normalization.py``).
     """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("layer_norm", input=input, weight=weight, bias=bias)
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     k = len(shape)
     if tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
@@ -477,6 +534,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     variance takes the *unbiased* batch variance, as in PyTorch). Evaluation:
     use the running statistics, so a sample's output does not depend on its batch.
     """
+    if (type(input) not in _TENSORS or type(running_mean) not in _TENSORS_OR_NONE
+            or type(running_var) not in _TENSORS_OR_NONE or type(weight) not in _TENSORS_OR_NONE
+            or type(bias) not in _TENSORS_OR_NONE):
+        _check_tensors("batch_norm", input=input, running_mean=running_mean, running_var=running_var, weight=weight,
+                       bias=bias)
     if input.ndim < 2:
         raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
     channels = input.shape[1]
@@ -526,13 +588,6 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction:
         stacklevel=3,
     )
     return reduction
-
-
-def _check_tensors(fn: str, input, target) -> None:
-    """A NumPy target is a common slip: say so, instead of failing on a missing method."""
-    for name, value in (("input", input), ("target", target)):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(value).__name__}")
 
 
 def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
@@ -627,8 +682,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     (2-D scores, class indices, no weight, smoothing or ignored targets) is one fused node.
     ``label_smoothing`` mixes in the uniform distribution over the C classes, as in PyTorch.
     """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE:
+        _check_tensors("cross_entropy", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_tensors("cross_entropy", input, target)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if target.is_floating_point():
@@ -711,8 +767,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     Targets equal to ``ignore_index`` add nothing. ``"mean"`` divides by the
     summed weights of the targets that count (not by N), as PyTorch does.
     """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE:
+        _check_tensors("nll_loss", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_tensors("nll_loss", input, target)
     rows, t = _as_rows(input, target)
     classes = rows.shape[1]
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
@@ -742,8 +799,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     Shapes that differ are broadcast, with PyTorch's warning: (N, 1) against
     (N,) broadcasts to (N, N), which is almost never what was meant.
     """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE:
+        _check_tensors("mse_loss", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_tensors("mse_loss", input, target)
     _warn_size_mismatch(input, target)
     expanded_input, expanded_target = broadcast_tensors(input, target)
     if weight is None:
@@ -755,8 +813,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean absolute error, ``(input - target).abs().mean()`` (the derivative at 0 is 0)."""
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE:
+        _check_tensors("l1_loss", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_tensors("l1_loss", input, target)
     _warn_size_mismatch(input, target)
     expanded_input, expanded_target = broadcast_tensors(input, target)
     losses = (expanded_input - expanded_target).abs()
@@ -769,8 +828,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
 
     Quadratic near 0 (smooth), linear far out (robust to outliers); beta = 0 is the L1 loss.
     """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS:
+        _check_tensors("smooth_l1_loss", input=input, target=target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_tensors("smooth_l1_loss", input, target)
     _warn_size_mismatch(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -787,8 +847,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     With ``weight``, the mean is the plain mean of the weighted losses, as in
     PyTorch (``mse_loss`` and ``l1_loss`` divide by the sum of the weights instead).
     """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE:
+        _check_tensors("huber_loss", input=input, target=target, weight=weight)
     _check_reduction(reduction)
-    _check_tensors("huber_loss", input, target)
     _warn_size_mismatch(input, target)
     expanded_input, expanded_target = broadcast_tensors(input, target)
     if weight is None:
@@ -819,8 +880,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     Each log is clamped at -100 (as in PyTorch), so a probability of exactly 0
     or 1 gives a finite loss and gradient; see ``nn/ops/binary_cross_entropy.py``.
     """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE:
+        _check_tensors("binary_cross_entropy", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_tensors("binary_cross_entropy", input, target)
     if target.shape != input.shape:
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
@@ -843,8 +905,11 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     PyTorch's arrangement (see ``nn/ops/reduced_loss.py``); ``pos_weight``
     (one per class, the last dimension) weighs the positive targets.
     """
+    if (type(input) not in _TENSORS or type(target) not in _TENSORS
+            or type(weight) not in _TENSORS_OR_NONE or type(pos_weight) not in _TENSORS_OR_NONE):
+        _check_tensors("binary_cross_entropy_with_logits", input=input, target=target, weight=weight,
+                       pos_weight=pos_weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_tensors("binary_cross_entropy_with_logits", input, target)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     _no_grad_for("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
@@ -859,3 +924,18 @@ def _no_grad_for(fn: str, **tensors: Tensor | None) -> None:
                 f"The function '{fn}' is not differentiable with respect to argument '{name}'. "
                 "This input cannot have requires_grad True."
             )
+
+
+# -- arguments that are not tensors ---------------------------------------------
+def _check_tensors(fn: str, **arguments) -> None:
+    """PyTorch's TypeError for an argument of the function ``fn`` that is not a tensor (``check_tensor``),
+    named and numbered as in its signature; None passes where the annotation allows it (``Tensor | None``).
+
+    The slow path behind the guard at the top of each function, so it may take its time.
+    """
+    parameters = inspect.signature(globals()[fn]).parameters.values()
+    for position, parameter in enumerate(parameters, start=1):
+        if parameter.name in arguments:
+            value = arguments[parameter.name]
+            if value is not None or "None" not in str(parameter.annotation):
+                check_tensor(fn, parameter.name, position, value)
