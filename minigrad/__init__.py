@@ -7,18 +7,21 @@
 
 The order to read it in is in ``minigrad/autograd/__init__.py``'s docstring.
 """
-import numbers as _numbers
 import warnings as _warnings
 
 # PyTorch is silent on inf and NaN data (log(-1), 0/0, inf - inf); NumPy warns. Silence NumPy's
 # RuntimeWarnings raised inside minigrad's own modules only: a learner's NumPy code still warns.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"minigrad(\.|$)")
 
-from minigrad.dtypes import bool_ as bool, double, dtype, float, float32, float64, int32, int64, long  # noqa: A001
-from minigrad.tensor import Size, Tensor
-from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.dtypes import (  # noqa: A001
+    bool_ as bool, double, dtype, float, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
+)
+from minigrad.tensor import Size, Tensor, is_tensor
+from minigrad.autograd.grad_mode import (
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
 from minigrad.device import device, get_default_device, set_default_device
-from minigrad.random import manual_seed
+from minigrad.random import initial_seed, manual_seed, seed
 from minigrad.creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
     rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
@@ -30,7 +33,8 @@ from minigrad.ops import (  # noqa: F401
 )
 from minigrad.ops.registry import TOP_LEVEL as _TOP_LEVEL, WITHOUT_OUT as _WITHOUT_OUT
 from minigrad.functional_ops import (
-    broadcast_shapes, broadcast_tensors, cat, maximum, pow, stack, where, write_out as _write_out,
+    broadcast_shapes, broadcast_tensors, cat, check_tensor as _check_tensor, maximum, pow, stack, where,
+    write_out as _write_out,
 )
 from minigrad import autograd, data, nn, optim, return_types
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
@@ -49,12 +53,7 @@ _OUT_NEEDS_DIM = frozenset({"sum", "prod"})
 def _check_input(name: str, input) -> None:
     """PyTorch's TypeError for an input that is not a tensor (a list, a NumPy array), instead of an
     AttributeError from deep inside the op."""
-    if isinstance(input, Tensor) or (name in _NUMBER_INPUT and isinstance(input, _numbers.Number)):
-        return
-    kind = type(input)
-    kind = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    hint = ": wrap it with minigrad.tensor(...) first" if kind in ("list", "tuple", "numpy.ndarray") else ""
-    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {kind}{hint}")
+    _check_tensor(name, "input", 1, input, numbers=name in _NUMBER_INPUT)
 
 
 def _top_level(name: str, method):

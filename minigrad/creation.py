@@ -233,6 +233,19 @@ def linspace(start: float, end: float, steps: int, *, dtype=None, device=None, r
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
 @tensor_method()
+def uniform_(self, low: float = 0.0, high: float = 1.0) -> Tensor:
+    """Fill in place with values drawn uniformly from [low, high) (PyTorch names them ``from``
+    and ``to``; ``from`` is a Python keyword, so pass them by position)."""
+    return self.copy_(Tensor._wrap(generator().uniform(low, high, self._data.shape)))
+
+
+@tensor_method()
+def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill in place with values drawn from N(mean, std**2)."""
+    return self.copy_(Tensor._wrap(generator().normal(mean, std, self._data.shape)))
+
+
+@tensor_method()
 def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 

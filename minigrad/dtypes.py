@@ -45,7 +45,19 @@ long = int64
 
 _BY_NUMPY = {d.numpy: d for d in (float32, float64, int32, int64, bool_)}
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}  # bool < integer < floating point
-default_float = float32
+default_float = float32  # what float data and Python floats become; set_default_dtype changes it
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Make ``d`` (float32 or float64) the dtype of float data and of ``zeros(3)``, ``randn(3)`` ..."""
+    global default_float
+    if d not in (float32, float64):
+        raise TypeError("only floating-point types are supported as the default type (minigrad: float32 or float64)")
+    default_float = d
+
+
+def get_default_dtype() -> dtype:
+    return default_float
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:

@@ -10,12 +10,25 @@ from __future__ import annotations
 import numpy as np
 
 _generator = np.random.default_rng(0)
+_initial_seed = 0
 
 
 def manual_seed(seed: int) -> None:
     """Reseed the generator behind randn, rand, randint, dropout and init."""
-    global _generator
-    _generator = np.random.default_rng(seed)
+    global _generator, _initial_seed
+    _generator, _initial_seed = np.random.default_rng(seed), int(seed)
+
+
+def seed() -> int:
+    """Reseed from the operating system's entropy (a different stream each time) and return the seed."""
+    new_seed = int(np.random.SeedSequence().entropy % (1 << 63))
+    manual_seed(new_seed)
+    return new_seed
+
+
+def initial_seed() -> int:
+    """The seed the generator was last seeded with (0 at start, unlike PyTorch's, which is random)."""
+    return _initial_seed
 
 
 def generator() -> np.random.Generator:

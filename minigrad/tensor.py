@@ -42,6 +42,11 @@ class _VersionCounter:
         self.value = 0
 
 
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a minigrad Tensor (a Parameter too)."""
+    return isinstance(obj, Tensor)
+
+
 class Tensor:
     """An n-dimensional array with automatic differentiation."""
 
@@ -357,6 +362,8 @@ class Tensor:
 
     def numel(self) -> int:
         return self._data.size
+
+    nelement = numel  # PyTorch's older name
 
     @property
     def dtype(self) -> dtypes.dtype:

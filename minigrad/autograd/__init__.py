@@ -12,7 +12,9 @@ When you need them: ``gradcheck`` (finite differences), ``anomaly_mode`` (which
 forward line made a backward fail), ``stateful`` (the older instance-style
 Function, kept for teaching).
 """
-from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.autograd.grad_mode import (
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
 from minigrad.autograd.function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from minigrad.autograd.differentiate import backward, grad
 from minigrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -22,6 +24,6 @@ from minigrad.autograd import anomaly_mode, function, engine, graph
 
 __all__ = [
     "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction", "StatefulFunction", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "anomaly_mode", "function", "engine", "graph",
 ]

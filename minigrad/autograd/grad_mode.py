@@ -13,6 +13,7 @@ from typing import Callable
 
 class _GradMode:
     enabled = True
+    inference = False  # inside inference_mode (which also turns recording off)
 
 
 def is_grad_enabled() -> bool:
@@ -70,3 +71,41 @@ class enable_grad(_GradModeContext):
     """Record operations again, even inside ``no_grad``."""
 
     mode = True
+
+
+class inference_mode(_GradModeContext):
+    """``no_grad`` under PyTorch's name for inference: ``with inference_mode():`` or ``@inference_mode()``.
+
+    ``inference_mode(False)`` switches it off for one block, and turns recording on, as PyTorch's does.
+    minigrad deliberately differs in one point: PyTorch also marks the tensors made inside
+    as *inference tensors*, which may never enter a recorded graph later; minigrad's are
+    ordinary tensors that require no grad, as under ``no_grad``.
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # @inference_mode without parentheses
+            return cls()(mode)
+        return object.__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.inference = bool(mode)
+
+    def __enter__(self) -> None:
+        self.prev, self.prev_inference = _GradMode.enabled, _GradMode.inference
+        _GradMode.enabled, _GradMode.inference = not self.inference, self.inference
+
+    def __exit__(self, *exc) -> None:
+        _GradMode.enabled, _GradMode.inference = self.prev, self.prev_inference
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self.inference):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()``."""
+    return _GradMode.inference
