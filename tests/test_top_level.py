@@ -69,6 +69,7 @@ OTHER_ARGS = {
     "flatten": (), "transpose": (0, 1), "permute": ((1, 0),), "squeeze": (), "unsqueeze": (0,), "topk": (1,),
     "sort": (), "argsort": (), "tril": (), "triu": (), "clamp": (0.2, 0.8), "clip": (0.2, 0.8),
     "fill_": (1.0,), "clamp_": (0.2, 0.8),
+    "atan2": ("x",), "arctan2": ("x",),
 }
 
 
