@@ -70,6 +70,7 @@ OTHER_ARGS = {
     "sort": (), "argsort": (), "tril": (), "triu": (), "clamp": (0.2, 0.8), "clip": (0.2, 0.8),
     "fill_": (1.0,), "clamp_": (0.2, 0.8),
     "atan2": ("x",), "arctan2": ("x",),
+    "dot": ("v",), "outer": ("v",), "inner": ("x",), "diag": (), "diagonal": (), "kron": ("x",), "addmm": ("x", "xT"),
 }
 
 

@@ -1,0 +1,252 @@
+"""Products (dot ... einsum, addmm), extrema and scans (amax ... nanmean), rearrangements (movedim ... unfold).
+
+Each case runs through tests/test_ops_extra.py's checks: gradcheck and gradgradcheck in float64,
+then the same inputs through PyTorch (values, gradients, dtypes, shapes, node names), in float64
+and float32. Edge values and bad input are compared with PyTorch too.
+"""
+from __future__ import annotations
+
+import itertools
+import zlib
+
+import numpy as np
+import pytest
+
+import minigrad
+from minigrad.autograd import gradcheck, gradgradcheck
+from tests import test_ops_extra as base
+from tests.test_ops_extra import distinct, index, needs_torch, normal, outputs, raised, run, tolerance, with_zeros
+
+torch = base.torch
+INF, NAN = float("inf"), float("nan")
+
+CASES = {
+    "dot": (lambda L, a, b: a.dot(b), [(normal, (4,)), (normal, (4,))]),
+    "dot_fn": (lambda L, a, b: L.dot(a, b), [(normal, (1,)), (normal, (1,))]),
+    "outer": (lambda L, a, b: a.outer(b), [(normal, (3,)), (normal, (2,))]),
+    "outer_fn": (lambda L, a, b: L.outer(a, b), [(normal, (1,)), (normal, (4,))]),
+    "inner_1d": (lambda L, a, b: a.inner(b), [(normal, (3,)), (normal, (3,))]),
+    "inner_nd": (lambda L, a, b: L.inner(a, b), [(normal, (2, 3)), (normal, (4, 2, 3))]),
+    "inner_0d": (lambda L, a, b: L.inner(a, b), [(normal, (2, 3)), (normal, ())]),
+    "diag_from_vector": (lambda L, x: x.diag(), [(normal, (3,))]),
+    "trace": (lambda L, x: x.trace(), [(normal, (3, 3))]),
+    "trace_wide": (lambda L, x: L.trace(x), [(normal, (2, 4))]),
+    "kron_2d": (lambda L, a, b: a.kron(b), [(normal, (2, 3)), (normal, (3, 2))]),
+    "kron_ranks": (lambda L, a, b: L.kron(a, b), [(normal, (3,)), (normal, (2, 2))]),
+    "addmm": (lambda L, c, a, b: c.addmm(a, b), [(normal, (2, 4)), (normal, (2, 3)), (normal, (3, 4))]),
+    "addmm_scaled": (lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=-2.0),
+                     [(normal, (4,)), (normal, (2, 3)), (normal, (3, 4))]),
+    "addmm_beta0": (lambda L, c, a, b: L.addmm(c, a, b, beta=0), [(normal, (2, 1)), (normal, (2, 3)), (normal, (3, 4))]),
+}
+# diag and diagonal: every offset from one past the last diagonal to one past the first, every dim pair
+for k in range(-3, 4):
+    CASES[f"diag_vector_{k}"] = (lambda L, x, k=k: L.diag(x, k), [(normal, (2,))])
+    CASES[f"diag_matrix_{k}"] = (lambda L, x, k=k: x.diag(k), [(normal, (3, 4))])
+for d1, d2 in itertools.permutations(range(-3, 3), 2):
+    if d1 % 3 != d2 % 3:
+        for k in (-1, 0, 2):
+            CASES[f"diagonal_{d1}_{d2}_{k}"] = (lambda L, x, k=k, d1=d1, d2=d2: x.diagonal(k, d1, d2) * 1,
+                                                [(normal, (2, 3, 4))])
+# tensordot: each count of trailing dims, and explicit dim lists
+for n in range(3):
+    CASES[f"tensordot_{n}"] = (lambda L, a, b, n=n: L.tensordot(a, b, n), [(normal, (2, 3, 4)), (normal, (3, 4)[2 - n:] + (2,))])
+CASES["tensordot_lists"] = (lambda L, a, b: L.tensordot(a, b, ([0, 2], [2, 0])), [(normal, (2, 3, 4)), (normal, (4, 5, 2))])
+CASES["tensordot_vectors"] = (lambda L, a, b: L.tensordot(a, b, 1), [(normal, (3,)), (normal, (3,))])
+# einsum: its node is its own (PyTorch's result is the last of the ops it runs), the rest as PyTorch's
+EINSUM = {
+    "matmul": ("ij,jk->ik", [(2, 3), (3, 4)]),
+    "matmul_implicit": ("ij,jk", [(2, 3), (3, 4)]),
+    "transpose": ("ij->ji", [(2, 3)]),
+    "sum_all": ("ij->", [(2, 3)]),
+    "sum_rows": ("ij->i", [(2, 3)]),
+    "outer": ("i,j->ij", [(3,), (2,)]),
+    "dot": ("i,i->", [(3,), (3,)]),
+    "batch": ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+    "hadamard": ("ij,ij->ij", [(2, 3), (2, 3)]),
+    "three": ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 4)]),
+    "summed_alone": ("ij,k->j", [(2, 3), (4,)]),
+    "bilinear": ("bi,ij,bj->b", [(2, 3), (3, 4), (2, 4)]),
+    "reorder": ("abc->cab", [(2, 3, 4)]),
+}
+for name, (equation, shapes) in EINSUM.items():
+    CASES[f"einsum_{name}"] = (lambda L, *xs, e=equation: L.einsum(e, *xs), [(normal, s) for s in shapes])
+OWN_NODE = {f"einsum_{name}" for name in EINSUM}
+
+
+def make_inputs(name):
+    base.RNG = np.random.default_rng(zlib.crc32(name.encode()))
+    fn, makers = CASES[name]
+    return fn, [make(*shape) for make, shape in makers]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_gradcheck(name):
+    fn, arrays = make_inputs(name)
+    inputs = [minigrad.tensor(a, requires_grad=True) for a in arrays]
+    assert gradcheck(lambda *xs: fn(minigrad, *xs), inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_gradgradcheck(name):
+    fn, arrays = make_inputs(name)
+    inputs = [minigrad.tensor(a, requires_grad=True) for a in arrays]
+
+    def float_outputs(*xs):
+        return tuple(o for o in outputs(fn(minigrad, *xs)) if o.is_floating_point())
+
+    assert gradgradcheck(float_outputs, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+def _compare(name, dtype):
+    fn, arrays = make_inputs(name)
+    mv, mg, md, mn, mt = run(minigrad, fn, arrays, dtype=dtype)
+    tv, tg, td, tn, tt = run(torch, fn, arrays, dtype=dtype)
+    assert md == td, f"dtypes: minigrad {md}, torch {td}"
+    if name in OWN_NODE:
+        assert mn == ["EinsumBackward0"]
+    else:
+        assert mn == tn, f"node names: minigrad {mn}, torch {tn}"
+    assert mt == tt, "(values, indices) results must be named tuples of PyTorch's type names"
+    tol = tolerance(arrays, dtype)
+    assert len(mv) == len(tv) and len(mg) == len(tg)
+    for i, (m, t) in enumerate(zip(mv + mg, tv + tg)):
+        assert m.shape == t.shape and m.dtype == t.dtype, f"output/gradient {i}: {m.shape} {m.dtype}, torch {t.shape} {t.dtype}"
+        finite = np.isfinite(t)
+        scale = max(1.0, float(np.abs(t[finite]).max())) if finite.any() else 1.0
+        np.testing.assert_allclose(m, t, rtol=tol, atol=tol * scale, err_msg=f"output/gradient {i}")
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_torch(name):
+    _compare(name, np.float64)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(CASES))
+def test_float32_matches_torch(name):
+    _compare(name, np.float32)
+
+
+# -- values at the edges and of other dtypes, against PyTorch ---------------------------------------------
+EDGE_VALUES = {
+    "dot_int": lambda L: L.tensor([1, 2]).dot(L.tensor([3, 4])),
+    "dot_empty": lambda L: L.zeros(0).dot(L.zeros(0)),
+    "dot_inf_zero": lambda L: L.tensor([INF, 1.0]).dot(L.tensor([0.0, 1.0])),
+    "outer_int_float": lambda L: L.tensor([1, 2]).outer(L.tensor([0.5, 1.5])),
+    "outer_bool": lambda L: L.tensor([True, False]).outer(L.tensor([True, True])),
+    "inner_int": lambda L: L.tensor([[1, 2]]).inner(L.tensor([[3, 4]])),
+    "diag_int": lambda L: L.tensor([1, 2]).diag(1),
+    "diag_empty": lambda L: L.zeros(2, 3).diag(5),
+    "diagonal_far": lambda L: L.zeros(2, 3).diagonal(7),
+    "trace_int": lambda L: L.tensor([[1, 2], [3, 4]], dtype=L.int32).trace(),
+    "trace_nan": lambda L: L.tensor([[NAN, 1.0], [2.0, 3.0]]).trace(),
+    "kron_int": lambda L: L.tensor([1, 2]).kron(L.tensor([[1, 0], [0, 1]])),
+    "kron_0d": lambda L: L.tensor(2.0).kron(L.tensor([1.0, 3.0])),
+    "tensordot_int": lambda L: L.tensordot(L.tensor([[1, 2]]), L.tensor([[3], [4]]), 1),
+    "einsum_int": lambda L: L.einsum("ij,jk->ik", L.tensor([[1, 2]]), L.tensor([[3], [4]])),
+    "einsum_list": lambda L: L.einsum("i,i", [L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0])]),
+    "einsum_spaces": lambda L: L.einsum("i j -> j", L.ones(2, 3)),
+    "addmm_beta0_nan": lambda L: L.addmm(L.tensor([[NAN]]), L.ones(1, 2), L.ones(2, 1), beta=0),
+    "addmm_int": lambda L: L.addmm(L.tensor([1]), L.tensor([[1, 2]]), L.tensor([[3], [4]]), alpha=2),
+    "addmm_empty_inner": lambda L: L.addmm(L.ones(2, 2), L.ones(2, 0), L.ones(0, 2)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(EDGE_VALUES))
+def test_edge_values_match_torch(name):
+    ours, theirs = EDGE_VALUES[name](minigrad), EDGE_VALUES[name](torch)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=0)
+
+
+def fixed(values):
+    return lambda: np.array(values, dtype=np.float64)
+
+
+EDGE_GRADS = {
+    "dot_inf": (lambda L, a, b: a.dot(b), [fixed([INF, 1.0]), fixed([0.0, 2.0])]),
+    "trace_of_inf": (lambda L, x: x.trace(), [fixed([[INF, 1.0], [2.0, 3.0]])]),
+    "addmm_beta0": (lambda L, c, a, b: L.addmm(c, a, b, beta=0), [fixed([[NAN]]), fixed([[1.0]]), fixed([[2.0]])]),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(EDGE_GRADS))
+def test_edge_gradients_match_torch(name):
+    fn, makers = EDGE_GRADS[name]
+    arrays = [make() for make in makers]
+    mv, mg, md, mn, _ = run(minigrad, fn, arrays)
+    tv, tg, td, tn, _ = run(torch, fn, arrays)
+    assert (md, mn) == (td, tn)
+    for m, t_ in zip(mv + mg, tv + tg):
+        np.testing.assert_allclose(m, t_, rtol=1e-12, atol=1e-12)
+
+
+# -- bad input: PyTorch's exception type ------------------------------------------------------------------
+def z(L, *shape, dtype=None):
+    return L.zeros(*shape, dtype=dtype or L.float32)
+
+
+BAD = {
+    "dot_2d": lambda L: z(L, 2, 2).dot(z(L, 2)),
+    "dot_sizes": lambda L: z(L, 2).dot(z(L, 3)),
+    "dot_dtypes": lambda L: z(L, 2).dot(z(L, 2, dtype=L.float64)),
+    "dot_number": lambda L: z(L, 2).dot(2.0),
+    "outer_2d": lambda L: z(L, 2, 2).outer(z(L, 2)),
+    "inner_sizes": lambda L: z(L, 2, 3).inner(z(L, 2)),
+    "diag_3d": lambda L: z(L, 2, 2, 2).diag(),
+    "diag_0d": lambda L: L.tensor(1.0).diag(),
+    "diag_float_offset": lambda L: z(L, 2).diag(1.0),
+    "diagonal_1d": lambda L: z(L, 2).diagonal(),
+    "diagonal_same_dims": lambda L: z(L, 2, 2).diagonal(0, 1, -1),
+    "diagonal_dim": lambda L: z(L, 2, 2).diagonal(0, 0, 2),
+    "trace_1d": lambda L: z(L, 3).trace(),
+    "trace_bool": lambda L: L.tensor([[True, True], [False, True]]).trace(),
+    "trace_3d": lambda L: z(L, 2, 2, 2).trace(),
+    "tensordot_sizes": lambda L: L.tensordot(z(L, 2, 3), z(L, 2, 3), 1),
+    "tensordot_too_many": lambda L: L.tensordot(z(L, 2), z(L, 2), 2),
+    "tensordot_negative": lambda L: L.tensordot(z(L, 2), z(L, 2), -1),
+    "tensordot_lengths": lambda L: L.tensordot(z(L, 2, 2), z(L, 2, 2), ([0, 1], [0])),
+    "tensordot_dim": lambda L: L.tensordot(z(L, 2, 2), z(L, 2, 2), ([3], [0])),
+    "einsum_operand_count": lambda L: L.einsum("ij,jk", z(L, 2, 2)),
+    "einsum_rank": lambda L: L.einsum("ijk", z(L, 2, 2)),
+    "einsum_sizes": lambda L: L.einsum("ij,jk", z(L, 2, 3), z(L, 2, 2)),
+    "einsum_bad_letter": lambda L: L.einsum("i1", z(L, 2, 2)),
+    "einsum_output_unknown": lambda L: L.einsum("ij->k", z(L, 2, 2)),
+    "einsum_output_twice": lambda L: L.einsum("ij->ii", z(L, 2, 2)),
+    "einsum_dtypes": lambda L: L.einsum("i,i", z(L, 2), z(L, 2, dtype=L.float64)),
+    "einsum_not_tensor": lambda L: L.einsum("i", [1.0, 2.0]),
+    "kron_number": lambda L: z(L, 2).kron(2.0),
+    "addmm_1d_mat": lambda L: L.addmm(z(L, 2), z(L, 2), z(L, 2, 2)),
+    "addmm_shapes": lambda L: L.addmm(z(L, 2, 2), z(L, 2, 3), z(L, 2, 2)),
+    "addmm_input_shape": lambda L: L.addmm(z(L, 3, 2), z(L, 2, 3), z(L, 3, 2)),
+    "addmm_dtypes": lambda L: L.addmm(z(L, 2, 2), z(L, 2, 2), z(L, 2, 2, dtype=L.float64)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_input_raises_torchs_type(name):
+    theirs, ours = raised(BAD[name], torch), raised(BAD[name], minigrad)
+    assert theirs is not None, f"torch accepts {name}: the case is wrong"
+    assert isinstance(ours, type(theirs)), f"minigrad raised {type(ours).__name__}: {ours}; torch {type(theirs).__name__}: {theirs}"
+    assert str(ours)
+
+
+@pytest.mark.parametrize("equation, shapes", [("ii->i", [(2, 2)]), ("...ij->...ji", [(2, 2, 2)])])
+def test_einsum_refuses_what_it_does_not_support(equation, shapes):
+    """A diagonal inside one operand and '...' are refused with a message that says what to do."""
+    with pytest.raises(NotImplementedError, match="not supported in minigrad"):
+        minigrad.einsum(equation, *[minigrad.zeros(*s) for s in shapes])
+
+
+def test_diagonal_is_a_view_as_in_torch():
+    for L in (minigrad, torch):
+        x = L.zeros(3, 3)
+        d = x.diagonal(1)
+        d += 1
+        assert x.sum().item() == 2 and x[0, 1].item() == 1
+        assert x.diag().sum().item() == 0  # diag of a matrix is a copy
