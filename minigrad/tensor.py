@@ -9,6 +9,7 @@ views. It imports no operation: every operation lives in ``minigrad/ops/`` as a
 """
 from __future__ import annotations
 
+import operator
 import warnings
 import weakref
 from collections import OrderedDict
@@ -20,7 +21,7 @@ from minigrad.device import CPU as _CPU, device as _device_type
 from minigrad.autograd import differentiate as _differentiate
 from minigrad.autograd.graph import AccumulateGrad, add_hook, register_tensor_type
 from minigrad.autograd.grad_mode import is_grad_enabled
-from minigrad.ops.broadcast import wrap_dim as _wrap_dim
+from minigrad.ops.broadcast import flag as _flag, type_name as _type_name, wrap_dim as _wrap_dim
 
 
 class Size(tuple):
@@ -91,10 +92,13 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_)):  # (PyTorch's setter raises RuntimeError, its method TypeError)
+            raise RuntimeError("requires_grad must be a bool")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Ask for gradients of this leaf to be accumulated into ``.grad``."""
+        requires_grad = _flag(requires_grad, "requires_grad")
         if self._grad_fn is not None and not requires_grad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -351,7 +355,7 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
-        return self.shape if dim is None else self._data.shape[dim]
+        return self.shape if dim is None else self._data.shape[_wrap_dim(dim, self.ndim)]
 
     @property
     def ndim(self) -> int:
@@ -453,7 +457,7 @@ class Tensor:
         return self.to(dtypes.bool_)
 
     def type_as(self, other: "Tensor") -> "Tensor":
-        return self.to(other.dtype)
+        return self.to(_tensor_argument("type_as", "other", 1, other).dtype)
 
     def __pos__(self) -> "Tensor":  # (+x; the other operators are in ops/, beside their Functions)
         return self
@@ -491,8 +495,12 @@ class Tensor:
             return "minigrad." + dtypes.TYPE_NAMES[self._data.dtype]
         if isinstance(dtype, str):
             return self.to(dtypes.from_type_name(dtype))
+        if isinstance(dtype, type):  # a class is a valid kind of argument, but not a tensor type here
+            raise ValueError(f"invalid type: {dtype.__name__!r} (pass a dtype such as minigrad.float64, or "
+                             "'minigrad.DoubleTensor')")
         if not isinstance(dtype, (dtypes.dtype, np.dtype)):
-            raise ValueError(f"invalid type: {dtype!r} (pass a dtype such as minigrad.float64, or 'minigrad.DoubleTensor')")
+            raise TypeError(f"type(): argument 'dtype' must be a dtype or a type name, not {_type_name(dtype)} "
+                            "(pass a dtype such as minigrad.float64, or 'minigrad.DoubleTensor')")
         return self.to(dtype)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
@@ -562,6 +570,14 @@ def _argument(name: str, x):
     return operand
 
 
+def _tensor_argument(fn: str, argument: str, position: int, x):
+    """``x`` if it is a Tensor, else PyTorch's TypeError naming the method and the argument
+    (``x.mm(2.0)`` would fail deep inside the op on ``2.0.ndim``)."""
+    if isinstance(x, Tensor):
+        return x
+    raise TypeError(f"{fn}(): argument '{argument}' (position {position}) must be Tensor, not {_type_name(x)}")
+
+
 def _float_formatter(data: np.ndarray):
     """PyTorch's float printing: the style and the column width come from the nonzero finite
     values only. Whole numbers print as "1.", others with 4 decimals, in scientific notation
@@ -582,9 +598,22 @@ def _float_formatter(data: np.ndarray):
     return lambda v: text(float(v)).rjust(width)
 
 
-def _sizes(args: tuple) -> tuple:
-    """Accept both ``t.reshape(2, 3)`` and ``t.reshape((2, 3))``."""
-    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+def _sizes(args: tuple, argument: str = "size") -> tuple:
+    """Accept both ``t.reshape(2, 3)`` and ``t.reshape((2, 3))``; refuse what is not ints
+    (``t.reshape("a")``, ``t.reshape(2.0, 3)``) with PyTorch's TypeError."""
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+    if all(type(size) is int for size in sizes):
+        return sizes
+    if args and isinstance(args[0], (bool, np.bool_)):  # (a bool inside a sequence is a size; alone, not)
+        raise TypeError(f"argument '{argument}' must be tuple of ints, not bool")
+    checked = []
+    for i, size in enumerate(sizes):
+        try:  # (a bool is a size, as in PyTorch: reshape(3, True) is reshape(3, 1))
+            checked.append(operator.index(size))
+        except TypeError:
+            raise TypeError(f"argument '{argument}' must be tuple of ints, but found element of type "
+                            f"{_type_name(size)} at pos {i}") from None
+    return tuple(checked)
 
 
 register_tensor_type(Tensor)  # autograd wraps gradients in it (autograd/graph.py)

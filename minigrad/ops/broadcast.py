@@ -3,8 +3,14 @@
 When ``a`` of shape (3, 1) is added to ``b`` of shape (4,), each element of
 ``a`` is used 4 times, so its gradient is the *sum* of the 4 gradients it
 received. ``sum_to`` does that sum (over added leading dims and stretched 1s).
+
+The dims such sums take are checked here too (``wrap_dim``, ``normalize_dims``), with the
+other non-tensor arguments (``integer``, ``number``, ``flag``): PyTorch's TypeError for a wrong type,
+not an error from deep inside NumPy.
 """
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -40,12 +46,49 @@ def normalize_dims(dim, ndim: int) -> tuple:
     """``dim`` (None, an int or a sequence, negatives allowed) as a tuple of positive axes."""
     if dim is None:
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    dims = tuple(wrap_dim(d, ndim) for d in dims)
+    dims = tuple(wrap_dim(d, ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
     return () if ndim == 0 else dims  # a 0-d tensor accepts dim 0 / -1 but has no axis to reduce
 
 
+def type_name(value) -> str:
+    """A value's type as PyTorch's messages name it (``numpy.ndarray``, ``str``)."""
+    cls = type(value)
+    return cls.__name__ if cls.__module__.split(".")[0] in ("builtins", "minigrad") else f"{cls.__module__}.{cls.__name__}"
+
+
+def integer(value, argument: str = "dim") -> int:
+    """``value`` as an int: a NumPy integer and a one-element integer tensor are ones (their
+    ``__index__``); a bool, a float, a str, None or an array is PyTorch's TypeError."""
+    if type(value) is int:
+        return value
+    try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"argument '{argument}' must be int, not {type_name(value)}") from None
+
+
+def number(value, argument: str):
+    """``value`` if it is a Python or NumPy number (alpha, a fill value, a clamp bound), or the
+    number in a 0-d tensor, which PyTorch takes there too."""
+    if isinstance(value, (int, float, np.number, np.bool_)):
+        return value
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):  # (a Tensor: not imported here)
+        return value.item()
+    raise TypeError(f"argument '{argument}' must be Number, not {type_name(value)}")
+
+
+def flag(value, argument: str) -> bool:
+    """``value`` if it is a bool (keepdim, descending, ...): PyTorch refuses 0, 1 and None there."""
+    if value is True or value is False or isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"argument '{argument}' must be bool, not {type_name(value)}")
+
+
 def wrap_dim(dim: int, ndim: int) -> int:
+    if type(dim) is not int:
+        dim = integer(dim)
     low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not low <= dim <= high:
         raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")

@@ -10,16 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import dtypes
-from minigrad.ops.broadcast import broadcast_error
-from minigrad.tensor import Tensor
+from minigrad.ops.broadcast import broadcast_error, number, type_name
+from minigrad.tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
 _TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}
 
 
-def _arrays(a: Tensor, b: Tensor) -> tuple:
-    if not isinstance(b, Tensor):
-        raise TypeError(f"expected a Tensor to compare with, got {type(b).__name__}")
+def _arrays(fn: str, a: Tensor, b: Tensor) -> tuple:
+    b = _tensor_argument(fn, "other", 1, b)
     x, y = a._data, b._data
     if x.dtype != y.dtype:
         name = lambda z: _TORCH_NAMES[dtypes.from_numpy_dtype(z.dtype).name]  # noqa: E731
@@ -31,20 +30,34 @@ def _arrays(a: Tensor, b: Tensor) -> tuple:
     return x, y
 
 
+def _tolerance(fn: str, name: str, value) -> float:
+    try:
+        value = number(value, name)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument '{name}' must be float, not {type_name(value)}") from None
+    if value < 0:
+        raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value}")
+    return float(value)
+
+
+def _isclose(fn: str, a: Tensor, other: Tensor, rtol, atol, equal_nan: bool) -> np.ndarray:
+    x, y = _arrays(fn, a, other)
+    rtol, atol = _tolerance(fn, "rtol", rtol), _tolerance(fn, "atol", atol)
+    return x == y if x.dtype.kind == "b" else np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
 @tensor_method(top_level=True, out=False)
 def isclose(a: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-    x, y = _arrays(a, other)
-    if x.dtype.kind == "b":
-        return Tensor._wrap(np.asarray(x == y))
-    return Tensor._wrap(np.asarray(np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    return Tensor._wrap(np.asarray(_isclose("isclose", a, other, rtol, atol, equal_nan)))
 
 
 @tensor_method(top_level=True)
 def allclose(a: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-    return bool(isclose(a, other, rtol, atol, equal_nan)._data.all())
+    return bool(_isclose("allclose", a, other, rtol, atol, equal_nan).all())
 
 
 @tensor_method(top_level=True)
 def equal(a: Tensor, other: Tensor) -> bool:
     """True if the shapes and all values are the same (NaN is never equal)."""
+    other = _tensor_argument("equal", "other", 1, other)
     return a.shape == other.shape and bool(np.array_equal(a._data, other._data))

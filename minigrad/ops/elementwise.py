@@ -28,9 +28,9 @@ import numpy as np
 from minigrad import dtypes, kernels
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
-from minigrad.ops.broadcast import broadcast_error, sum_to
+from minigrad.ops.broadcast import broadcast_error, number, sum_to
 from minigrad.ops.layout import like_first
-from minigrad.tensor import Tensor, _argument, _operand
+from minigrad.tensor import Tensor, _argument, _operand, _tensor_argument
 from minigrad.ops.registry import binary_operator, tensor_method
 
 
@@ -550,34 +550,20 @@ def neg(self) -> Tensor:
     return Neg.apply(self)
 
 
-@tensor_method("__eq__", "eq", top_level=True)
-def eq(self, other):  # type: ignore[override]
-    return compare(np.equal, self, other)
+def comparison(dunder: str, method: str, numpy_fn) -> None:
+    """Declare the operator (``x == None`` is NotImplemented, so Python answers False) and the
+    method form, which refuses a non-operand (``x.eq(None)``) with PyTorch's TypeError."""
+    tensor_method(dunder)(lambda self, other: compare(numpy_fn, self, other))
+    tensor_method(method, top_level=True)(
+        lambda self, other: compare(numpy_fn, self, _argument(method, other)))
 
 
-@tensor_method("__ne__", "ne", top_level=True)
-def ne(self, other):  # type: ignore[override]
-    return compare(np.not_equal, self, other)
-
-
-@tensor_method("__lt__", "lt", top_level=True)
-def lt(self, other):
-    return compare(np.less, self, other)
-
-
-@tensor_method("__le__", "le", top_level=True)
-def le(self, other):
-    return compare(np.less_equal, self, other)
-
-
-@tensor_method("__gt__", "gt", top_level=True)
-def gt(self, other):
-    return compare(np.greater, self, other)
-
-
-@tensor_method("__ge__", "ge", top_level=True)
-def ge(self, other):
-    return compare(np.greater_equal, self, other)
+comparison("__eq__", "eq", np.equal)
+comparison("__ne__", "ne", np.not_equal)
+comparison("__lt__", "lt", np.less)
+comparison("__le__", "le", np.less_equal)
+comparison("__gt__", "gt", np.greater)
+comparison("__ge__", "ge", np.greater_equal)
 
 
 @tensor_method(top_level=True)
@@ -617,12 +603,20 @@ def relu(self) -> Tensor:
 
 @tensor_method("clamp", "clip", top_level=True)
 def clamp(self, min=None, max=None) -> Tensor:
-    return Clamp.apply(self, min, max)
+    return Clamp.apply(self, _bound(min, "min"), _bound(max, "max"))
+
+
+def _bound(value, argument: str):
+    """A clamp bound: None or a number (PyTorch also takes tensor bounds, minigrad does not)."""
+    if isinstance(value, Tensor):
+        raise TypeError(f"clamp(): argument '{argument}' must be a number here: minigrad takes no tensor "
+                        f"bounds (use {argument}.item())")
+    return value if value is None else number(value, argument)
 
 
 @tensor_method()
 def maximum(self, other: Tensor) -> Tensor:
-    return Maximum.apply(self, _argument("maximum", other))
+    return Maximum.apply(self, _tensor_argument("maximum", "other", 1, other))
 
 
 @tensor_method(top_level=True)
@@ -677,11 +671,13 @@ def pow_(self, exponent) -> Tensor:
 
 @tensor_method("add_", "__iadd__")
 def add_(self, other, alpha=1) -> Tensor:
+    alpha = number(alpha, "alpha")
     return self._inplace(Add, _argument("add_", other) * alpha if alpha != 1 else _argument("add_", other))
 
 
 @tensor_method("sub_", "__isub__")
 def sub_(self, other, alpha=1) -> Tensor:
+    alpha = number(alpha, "alpha")
     return self._inplace(Sub, _argument("sub_", other) * alpha if alpha != 1 else _argument("sub_", other))
 
 
@@ -697,4 +693,4 @@ def div_(self, other) -> Tensor:
 
 @tensor_method(top_level=True)
 def clamp_(self, min=None, max=None) -> Tensor:
-    return self._inplace(Clamp, min, max)
+    return self._inplace(Clamp, _bound(min, "min"), _bound(max, "max"))

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import broadcast_error, sum_to, wrap_dim
+from minigrad.ops.broadcast import broadcast_error, number, sum_to, wrap_dim
 from minigrad.ops.shape import IndexAdd
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
 
@@ -188,7 +188,10 @@ class MaskedFillTensor(MaskedFill):
 
 def masked_fill_function(value) -> type:
     """A tensor value is a different overload in PyTorch, with its own node name."""
-    return MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
+    if isinstance(value, Tensor):
+        return MaskedFillTensor
+    number(value, "value")
+    return MaskedFill
 
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
@@ -214,9 +217,9 @@ def index_select(self, dim: int, index: Tensor) -> Tensor:
 
 @tensor_method(top_level=True, out=False)
 def masked_fill(self, mask: Tensor, value) -> Tensor:
-    return masked_fill_function(value).apply(self, mask, value)
+    return masked_fill_function(value).apply(self, _tensor_argument("masked_fill", "mask", 1, mask), value)
 
 
 @tensor_method()
 def masked_fill_(self, mask: Tensor, value) -> Tensor:
-    return self._inplace(masked_fill_function(value), mask, value)
+    return self._inplace(masked_fill_function(value), _tensor_argument("masked_fill_", "mask", 1, mask), value)

@@ -11,7 +11,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import sum_to
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import binary_operator
 
 
@@ -154,6 +154,7 @@ class VecMat(MatMul):
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """``a @ b`` for every rank, one node named after the last of the steps PyTorch's matmul takes."""
+    a, b = _tensor_argument("matmul", "input", 0, a), _tensor_argument("matmul", "other", 1, b)
     if a.ndim == 2 and b.ndim == 2:
         return Mm.apply(a, b)
     if a.ndim == 2 and b.ndim == 1:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from minigrad.autograd.function import Function
 from minigrad.ops.linalg import MatMul, Mm, Mv
 from minigrad.ops.shape import view_of
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
 
@@ -21,6 +21,7 @@ class Bmm(MatMul):
 @tensor_method(top_level=True)
 def mm(a: Tensor, mat2: Tensor) -> Tensor:
     """``a @ mat2`` for two matrices: (n, k) @ (k, m) -> (n, m)."""
+    mat2 = _tensor_argument("mm", "mat2", 1, mat2)
     if a.ndim != 2:
         raise RuntimeError(f"self must be a matrix (mm takes 2-D tensors; got {a.ndim}-D): use matmul for other ranks")
     if mat2.ndim != 2:
@@ -31,6 +32,7 @@ def mm(a: Tensor, mat2: Tensor) -> Tensor:
 @tensor_method(top_level=True)
 def mv(a: Tensor, vec: Tensor) -> Tensor:
     """``a @ vec`` for a matrix and a vector: (n, k) @ (k,) -> (n,)."""
+    vec = _tensor_argument("mv", "vec", 1, vec)
     if a.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {vec.ndim}")
     if a.shape[1] != vec.shape[0]:
@@ -43,6 +45,7 @@ def mv(a: Tensor, vec: Tensor) -> Tensor:
 @tensor_method(top_level=True)
 def bmm(a: Tensor, batch2: Tensor) -> Tensor:
     """A batch of matrix products: (B, n, k) @ (B, k, m) -> (B, n, m), without broadcasting."""
+    batch2 = _tensor_argument("bmm", "mat2", 1, batch2)
     for name, t in (("batch1", a), ("batch2", batch2)):
         if t.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor (got {t.ndim}-D): use matmul to broadcast")

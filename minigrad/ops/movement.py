@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import normalize_dims, wrap_dim
+from minigrad.ops.broadcast import integer, normalize_dims, wrap_dim
 from minigrad.ops.layout import copy_keeping_layout
 from minigrad.ops.shape import Cat, Stack, view_of
 from minigrad.tensor import Tensor, _sizes
@@ -55,14 +55,15 @@ def split(a: Tensor, split_size, dim: int = 0) -> tuple:
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
     if isinstance(split_size, (list, tuple)):
-        sizes = [int(s) for s in split_size]
+        sizes = list(_sizes((split_size,), "split_size"))
         if sum(sizes) != n or any(s < 0 for s in sizes):
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                 f"dimension {d}), but got split_sizes={sizes}"
             )
         return SplitWithSizes.apply(a, sizes, d)
-    size = int(split_size)
+    # (a one-element tensor, float too, is int()-ed, as torch.Tensor.split does)
+    size = int(split_size) if isinstance(split_size, Tensor) else integer(split_size, "split_size")
     if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     if size == 0 and n != 0:
@@ -74,6 +75,7 @@ def split(a: Tensor, split_size, dim: int = 0) -> tuple:
 @tensor_method(top_level=True)
 def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple:
     """At most ``chunks`` pieces of equal size along ``dim`` (the last may be smaller)."""
+    chunks = integer(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     if a.ndim == 0:
@@ -162,13 +164,13 @@ class Roll(Function):
 
     @staticmethod
     def forward(ctx, a, shifts, dims=None):
-        shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+        shifts = _sizes((shifts,), "shifts")
         if dims is None:
             if len(shifts) != 1:
                 raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
             ctx.shifts, ctx.dims = shifts, None
             return Tensor._wrap(np.asarray(np.roll(a._data, shifts[0]), order="C"))  # over the flattened tensor
-        dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
         if a.ndim == 0:
@@ -191,8 +193,8 @@ class Tril(Function):
     def forward(ctx, a, diagonal=0):
         if a.ndim < 2:
             raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (got {a.ndim}-D)")
-        ctx.diagonal = diagonal
-        return Tensor._wrap(np.asarray(np.tril(a._data, int(diagonal)), order="C"))
+        ctx.diagonal = diagonal = integer(diagonal, "diagonal")
+        return Tensor._wrap(np.asarray(np.tril(a._data, diagonal), order="C"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -208,8 +210,8 @@ class Triu(Function):
     def forward(ctx, a, diagonal=0):
         if a.ndim < 2:
             raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (got {a.ndim}-D)")
-        ctx.diagonal = diagonal
-        return Tensor._wrap(np.asarray(np.triu(a._data, int(diagonal)), order="C"))
+        ctx.diagonal = diagonal = integer(diagonal, "diagonal")
+        return Tensor._wrap(np.asarray(np.triu(a._data, diagonal), order="C"))
 
     @staticmethod
     def backward(ctx, grad):

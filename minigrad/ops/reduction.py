@@ -11,7 +11,7 @@ import numpy as np
 
 from minigrad import return_types
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import normalize_dims
+from minigrad.ops.broadcast import flag, normalize_dims
 from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
@@ -156,6 +156,7 @@ def _full_index(indices: np.ndarray, dim: int) -> tuple:
 
 def extremum(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True):
     """``a.max()``, ``a.max(dim)`` -> (values, indices), or ``a.max(other)`` (elementwise)."""
+    flag(keepdim, "keepdim")
     if isinstance(dim, Tensor):
         if not largest:
             return -Maximum.apply(-a, -dim)
@@ -178,16 +179,16 @@ class MinDim(MaxDim):
 
 def arg_extremum(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True) -> Tensor:
     pick = np.argmax if largest else np.argmin
-    if dim is None:
-        return Tensor._wrap(np.asarray(pick(a._data), dtype=np.int64))
+    if dim is None:  # the index into the flattened tensor, of shape (1, 1, ...) with keepdim
+        return Tensor._wrap(np.asarray(pick(a._data, keepdims=flag(keepdim, "keepdim")), dtype=np.int64))
     (d,) = normalize_dims(dim, a.ndim)
-    return Tensor._wrap(np.asarray(pick(a._data, axis=d, keepdims=keepdim), dtype=np.int64, order="C"))
+    return Tensor._wrap(np.asarray(pick(a._data, axis=d, keepdims=flag(keepdim, "keepdim")), dtype=np.int64, order="C"))
 
 
 def logical_reduce(reduce, a: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``all``/``any`` over ``dim`` (an int or a tuple; None: every element), as a bool tensor."""
     axes = None if dim is None else normalize_dims(dim, a.ndim)
-    return Tensor._wrap(np.asarray(reduce(a._data, axis=axes, keepdims=keepdim and dim is not None), order="C"))
+    return Tensor._wrap(np.asarray(reduce(a._data, axis=axes, keepdims=flag(keepdim, "keepdim")), order="C"))
 
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
@@ -205,11 +206,13 @@ def _any(self, dim=None, keepdim: bool = False) -> Tensor:
 
 @tensor_method("sum", top_level=True)
 def _sum(self, dim=None, keepdim: bool = False) -> Tensor:
+    flag(keepdim, "keepdim")
     return (SumAll if dim is None else Sum).apply(self, dim, keepdim)
 
 
 @tensor_method(top_level=True)
 def mean(self, dim=None, keepdim: bool = False) -> Tensor:
+    flag(keepdim, "keepdim")
     return (MeanAll if dim is None else Mean).apply(self, dim, keepdim)
 
 

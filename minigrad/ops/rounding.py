@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import sum_to
+from minigrad.ops.broadcast import integer, sum_to
 from minigrad.ops.elementwise import _array, _binary, _save_operands, _saved_operands, _shape
 from minigrad.tensor import Tensor, _argument
 from minigrad.ops.registry import binary_operator, tensor_method
@@ -217,7 +217,7 @@ def trunc(self) -> Tensor:
 
 @tensor_method("round", top_level=True)
 def _round(self, decimals: int | None = None) -> Tensor:
-    return Round.apply(self, 0) if decimals is None else RoundDecimals.apply(self, decimals)
+    return Round.apply(self, 0) if decimals is None else RoundDecimals.apply(self, integer(decimals, "decimals"))
 
 
 @tensor_method(top_level=True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
-from minigrad.ops.broadcast import wrap_dim
+from minigrad.ops.broadcast import flag, wrap_dim
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
@@ -147,7 +147,7 @@ class Prod(Function):
 def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product of all elements, or along ``dim``; ``dtype`` converts the input first."""
     a = self if dtype is None else self.to(dtype)
-    return ProdAll.apply(a) if dim is None else Prod.apply(a, dim, keepdim)
+    return ProdAll.apply(a) if dim is None else Prod.apply(a, dim, flag(keepdim, "keepdim"))
 
 
 @tensor_method(top_level=True)

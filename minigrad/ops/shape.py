@@ -17,10 +17,10 @@ from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 from minigrad.device import device as _device_type, resolve as _resolve_device
-from minigrad.ops.broadcast import normalize_dims, sum_to, wrap_dim
+from minigrad.ops.broadcast import integer, normalize_dims, number, sum_to, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.ops.layout import copy_keeping_layout, is_dense, repeats_memory
-from minigrad.tensor import Tensor, _ViewMeta, _argument, _sizes
+from minigrad.tensor import Tensor, _ViewMeta, _argument, _sizes, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
 
@@ -782,7 +782,7 @@ def view(self, *shape) -> Tensor:
 
 @tensor_method()
 def view_as(self, other: Tensor) -> Tensor:
-    return self.view(other.shape)
+    return self.view(_tensor_argument("view_as", "other", 1, other).shape)
 
 
 @tensor_method(top_level=True, out=False)
@@ -790,6 +790,8 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if self.ndim == 0:
         return self.reshape(1)
     start, end = wrap_dim(start_dim, self.ndim), wrap_dim(end_dim, self.ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = self.shape
     merged = int(np.prod(shape[start:end + 1], dtype=np.int64))  # not -1: ambiguous with 0 elements
     return self.reshape(shape[:start] + (merged,) + shape[end + 1:]) if start < end else self
@@ -834,7 +836,7 @@ def expand(self, *sizes) -> Tensor:
 
 @tensor_method()
 def expand_as(self, other: Tensor) -> Tensor:
-    return self.expand(other.shape)
+    return self.expand(_tensor_argument("expand_as", "other", 1, other).shape)
 
 
 @tensor_method(top_level=True, out=False)
@@ -844,14 +846,14 @@ def broadcast_to(self, size) -> Tensor:
 
 @tensor_method(top_level=True, out=False)
 def select(self, dim: int, index: int) -> Tensor:
-    return Select.apply(self, wrap_dim(dim, self.ndim), index)
+    return Select.apply(self, wrap_dim(dim, self.ndim), integer(index, "index"))
 
 
 @tensor_method(top_level=True, out=False)
 def narrow(self, dim: int, start, length: int) -> Tensor:
     """``length`` entries of dimension ``dim`` from ``start`` on: a view, as ``x[:, start:start + length]`` for dim 1."""
     dim = wrap_dim(dim, self.ndim)
-    size, start = self.shape[dim], int(start)
+    size, start, length = self.shape[dim], integer(start, "start"), integer(length, "length")
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if length < 0:
@@ -913,7 +915,7 @@ def fill_(self, value) -> Tensor:
                 f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
             )
         return self._inplace(FillTensor, value)
-    return self._inplace(Fill, value)
+    return self._inplace(Fill, number(value, "value"))
 
 
 @tensor_method(top_level=True)
@@ -923,7 +925,8 @@ def zero_(self) -> Tensor:
 
 @tensor_method()
 def copy_(self, src: Tensor) -> Tensor:
-    return self._inplace(Copy, (Ellipsis,), _argument("copy_", src))
+    src = _argument("copy_", src)  # a number too, as in PyTorch: every element becomes it
+    return self._inplace(Copy, (Ellipsis,), src if isinstance(src, Tensor) else Tensor._wrap(np.asarray(src)))
 
 
 @tensor_method()

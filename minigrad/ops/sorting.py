@@ -15,7 +15,7 @@ import numpy as np
 
 from minigrad import return_types
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import wrap_dim
+from minigrad.ops.broadcast import flag, integer, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.layout import like_first
 from minigrad.ops.shape import IndexAdd
@@ -97,14 +97,15 @@ def argsort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> Tensor:
 
 def _sort(node: type, a: Tensor, dim: int = -1, descending: bool = False) -> return_types.sort:
     d = wrap_dim(dim, a.ndim)
-    order = _order(a._data, d, descending) if a.ndim else None
+    order = _order(a._data, d, flag(descending, "descending")) if a.ndim else None
     return return_types.sort(*node.apply(a, d, order))
 
 
 @tensor_method(top_level=True)
 def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> return_types.topk:
     """The ``k`` largest (or smallest) values along ``dim``, in order, and their indices."""
-    d = wrap_dim(dim, a.ndim)
+    d, k = wrap_dim(dim, a.ndim), integer(k, "k")
+    flag(largest, "largest"), flag(sorted, "sorted")
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, and dimension {d} has size {n})")

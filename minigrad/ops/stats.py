@@ -23,7 +23,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import normalize_dims
+from minigrad.ops.broadcast import flag, normalize_dims, number
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
@@ -41,7 +41,7 @@ def _keep_dims(ctx, grad: Tensor) -> Tensor:
 
 
 def _setup(ctx, a: Tensor, dim, keepdim: bool) -> None:
-    ctx.dims, ctx.keepdim, ctx.input_shape = normalize_dims(dim, a.ndim), keepdim, a.shape
+    ctx.dims, ctx.keepdim, ctx.input_shape = normalize_dims(dim, a.ndim), flag(keepdim, "keepdim"), a.shape
 
 
 class Logsumexp(Function):
@@ -234,13 +234,13 @@ def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
 @tensor_method(top_level=True)
 def norm(a: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     """``torch.norm``: a vector norm (p = 1, 2, inf, -inf, 0 or any number); 'fro' is the 2-norm."""
-    if p == "fro":
+    if p is None or (isinstance(p, str) and p == "fro"):  # (None: PyTorch's default for the 2-norm too)
         if dim is not None and len(normalize_dims(dim, a.ndim)) > 2:
             raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
         p = 2
     elif isinstance(p, str):
         raise RuntimeError(f"norm: p={p!r} is not supported; minigrad has vector norms (p a number) and 'fro'")
-    return Norm.apply(a, p, dim, keepdim)
+    return Norm.apply(a, number(p, "p"), dim, keepdim)
 
 
 @tensor_method(top_level=True)

@@ -1,0 +1,279 @@
+"""Tensor methods given an argument of the wrong type fail as PyTorch's do.
+
+Each method that minigrad and torch both have, and that takes arguments, has a valid
+base call in ``BASE``. The generator swaps each argument in turn for values of other
+types (a str, None, a float, a list of str, a NumPy array, a float tensor, a NumPy
+integer, a negative number) and runs the call on both libraries: the outcome must be
+the same kind (a result, or the same exception type), and equal results where both
+succeed. A TypeError must be minigrad's own, naming the method or the argument, not
+one from inside NumPy.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import minigrad
+
+torch = pytest.importorskip("torch")
+
+
+class T:
+    """A tensor argument, built in each library from the same data."""
+
+    def __init__(self, data, dtype="float32", requires_grad=False):
+        self.data, self.dtype, self.requires_grad = data, dtype, requires_grad
+
+    def build(self, lib):
+        return lib.tensor(self.data, dtype=getattr(lib, self.dtype), requires_grad=self.requires_grad)
+
+    def __repr__(self):
+        return f"T({self.data!r}, {self.dtype})"
+
+
+class Dtype:
+    """A dtype argument (``minigrad.float64`` / ``torch.float64``)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def build(self, lib):
+        return getattr(lib, self.name)
+
+    def __repr__(self):
+        return self.name
+
+
+def _build(value, lib):
+    if isinstance(value, (T, Dtype)):
+        return value.build(lib)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_build(v, lib) for v in value)
+    if isinstance(value, dict):
+        return {k: _build(v, lib) for k, v in value.items()}
+    return value
+
+
+M23 = T([[0.5, -1.0, 2.0], [3.0, 0.25, -0.75]])  # the default receiver
+M32 = T([[1.0, 2.0], [3.0, -1.0], [0.5, 0.0]])
+B233 = T([[[1.0, 2.0, 0.0], [0.5, 1.0, 2.0]], [[-1.0, 0.0, 1.0], [2.0, 2.0, 2.0]]])
+B232 = T([[[1.0, 2.0], [0.5, 1.0], [3.0, 0.0]], [[-1.0, 0.0], [2.0, 1.0], [0.0, 1.0]]])
+V3 = T([1.0, -2.0, 0.5])
+IDX = T([[0, 2, 1], [1, 0, 0]], "int64")
+IDX1 = T([2, 0], "int64")
+MASK = T([[True, False, True], [False, False, True]], "bool")
+SCALAR = T(1.5)
+
+# name -> (receiver, positional arguments, keyword arguments): a call both libraries accept.
+BASE = {
+    "add": (M23, (2.0,), {}), "add_": (M23, (M23,), {"alpha": 2}),
+    "sub": (M23, (2.0,), {}), "sub_": (M23, (M23,), {"alpha": 2}),
+    "mul": (M23, (2.0,), {}), "mul_": (M23, (2.0,), {}),
+    "div": (M23, (2.0,), {}), "div_": (M23, (2.0,), {}),
+    "pow": (M23, (2,), {}), "pow_": (M23, (2,), {}),
+    "floor_divide": (M23, (2.0,), {}), "remainder": (M23, (2.0,), {}), "fmod": (M23, (2.0,), {}),
+    "eq": (M23, (0.5,), {}), "ne": (M23, (0.5,), {}), "lt": (M23, (0.5,), {}),
+    "le": (M23, (0.5,), {}), "gt": (M23, (0.5,), {}), "ge": (M23, (0.5,), {}),
+    "maximum": (M23, (M23,), {}), "matmul": (M23, (M32,), {}), "mm": (M23, (M32,), {}),
+    "bmm": (B233, (B232,), {}), "mv": (M23, (V3,), {}),
+    "allclose": (M23, (M23,), {"rtol": 1e-3, "atol": 1e-3}),
+    "isclose": (M23, (M23,), {"rtol": 1e-3, "atol": 1e-3}), "equal": (M23, (M23,), {}),
+    "copy_": (M23, (M23,), {}), "expand_as": (T([[1.0], [2.0]]), (M23,), {}),
+    "view_as": (M23, (T([[1.0, 2.0]] * 3),), {}), "type_as": (M23, (T([1], "int64"),), {}),
+    "sum": (M23, (1,), {"keepdim": True}), "mean": (M23, (1,), {"keepdim": True}),
+    "prod": (M23, (1,), {"keepdim": True}),
+    "max": (M23, (1,), {"keepdim": True}), "min": (M23, (1,), {"keepdim": True}),
+    "argmax": (M23, (1,), {"keepdim": True}), "argmin": (M23, (1,), {"keepdim": True}),
+    "all": (M23, (1,), {"keepdim": True}), "any": (M23, (1,), {"keepdim": True}),
+    "logsumexp": (M23, (1,), {"keepdim": True}),
+    "std": (M23, (1,), {"keepdim": True}), "var": (M23, (1,), {"keepdim": True}),
+    "norm": (M23, (2,), {"dim": 1, "keepdim": True}),
+    "cumsum": (M23, (1,), {}), "softmax": (M23, (1,), {}), "log_softmax": (M23, (1,), {}),
+    "argsort": (M23, (1,), {"descending": True}), "sort": (M23, (1,), {"descending": True}),
+    "topk": (M23, (2,), {"dim": 1, "largest": True, "sorted": True}),
+    "reshape": (M23, (3, 2), {}), "view": (M23, (3, 2), {}),
+    "expand": (T([[1.0], [2.0]]), (2, 3), {}), "broadcast_to": (T([[1.0], [2.0]]), ((2, 3),), {}),
+    "repeat": (M23, (2, 1), {}), "permute": (M23, (1, 0), {}), "transpose": (M23, (0, 1), {}),
+    "flip": (M23, (1,), {}), "roll": (M23, (1,), {"dims": 1}),
+    "squeeze": (T([[1.0, 2.0, 3.0]]), (0,), {}), "unsqueeze": (M23, (1,), {}),
+    "flatten": (B233, (0,), {"end_dim": 1}),
+    "narrow": (M23, (1, 0, 2), {}), "select": (M23, (1, 2), {}),
+    "split": (M23, (2,), {"dim": 1}), "chunk": (M23, (2,), {"dim": 1}), "unbind": (M23, (1,), {}),
+    "tril": (M23, (1,), {}), "tril_": (M23, (1,), {}), "triu": (M23, (1,), {}), "triu_": (M23, (1,), {}),
+    "round": (M23, (), {"decimals": 1}),
+    "clamp": (M23, (-0.5, 1.0), {}), "clamp_": (M23, (-0.5, 1.0), {}), "clip": (M23, (-0.5, 1.0), {}),
+    "fill_": (M23, (2.0,), {}),
+    "masked_fill": (M23, (MASK, 0.0), {}), "masked_fill_": (M23, (MASK, 0.0), {}),
+    "index_select": (M23, (1, IDX1), {}), "gather": (M23, (1, IDX), {}),
+    "scatter_add": (M23, (1, IDX, M23), {}), "scatter_add_": (M23, (1, IDX, M23), {}),
+    "size": (M23, (1,), {}), "stride": (M23, (1,), {}),
+    "new_zeros": (M23, ((2, 2),), {}), "new_ones": (M23, ((2, 2),), {}), "new_empty": (M23, ((2, 2),), {}),
+    "new_full": (M23, ((2, 2), 3.0), {}), "new_tensor": (M23, ([1.0, 2.0],), {}),
+    "to": (M23, (Dtype("float64"),), {}), "type": (M23, (Dtype("float64"),), {}),
+    "requires_grad_": (M23, (True,), {}),
+    "backward": (T(1.5, requires_grad=True), (), {"gradient": SCALAR}),
+    "uniform_": (M23, (0.0, 2.0), {}), "normal_": (M23, (0.0, 2.0), {}),
+    "dot": (V3, (V3,), {}), "inner": (V3, (V3,), {}), "outer": (V3, (V3,), {}), "kron": (M23, (M32,), {}),
+    "addmm": (T([[1.0, 2.0], [3.0, 4.0]]), (M23, M32), {"beta": 2, "alpha": 0.5}),
+    "diag": (M23, (1,), {}), "diagonal": (B233, (0,), {"dim1": 1, "dim2": 2}),
+    "atan2": (M23, (M23,), {}), "atan2_": (M23, (M23,), {}),
+    "arctan2": (M23, (M23,), {}), "arctan2_": (M23, (M23,), {}),
+}
+# Methods whose values are not compared: random, or whatever memory held.
+UNCOMPARED = {"new_empty", "uniform_", "normal_"}
+
+# Methods of both libraries that take arguments but are not generated, and why.
+EXCLUDED = {
+    "cuda": "needs a GPU in torch",
+    "register_hook": "takes a callable; tested in test_autograd_api",
+    "numpy": "takes only force= (a flag), and minigrad's result is an ndarray like torch's",
+}
+
+
+def _takes_arguments(fn) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return False
+    return bool(params)
+
+
+COMMON = sorted(n for n in set(dir(minigrad.Tensor)) & set(dir(torch.Tensor))
+                if not n.startswith("_") and callable(getattr(minigrad.Tensor, n, None))
+                and not isinstance(getattr(minigrad.Tensor, n), property))
+
+
+def test_the_table_covers_every_common_method_that_takes_arguments():
+    needing = {n for n in COMMON if _takes_arguments(getattr(minigrad.Tensor, n))}
+    assert needing - set(BASE) - set(EXCLUDED) == set()
+    assert set(BASE) | set(EXCLUDED) <= set(dir(torch.Tensor))
+
+
+WRONG = {
+    "str": "a", "None": None, "float": 1.5, "list_of_str": ["a"], "ndarray": np.ones(2),
+    "float_tensor": T([1.5]), "int_tensor": T(1, "int64"), "np_int": np.int64(1), "negative": -1,
+    "tuple_of_float": (1.5,), "bool": True,
+}
+
+
+def _cases():
+    for name, (receiver, args, kwargs) in sorted(BASE.items()):
+        if not hasattr(minigrad.Tensor, name):  # (an entry made ahead of the op that minigrad is being given)
+            continue
+        yield pytest.param(name, receiver, args, kwargs, id=f"{name}-base")
+        for i, arg in enumerate(args):
+            for kind, value in WRONG.items():
+                if value is not arg:
+                    new = args[:i] + (value,) + args[i + 1:]
+                    yield pytest.param(name, receiver, new, kwargs, id=f"{name}-arg{i}-{kind}")
+        for key in kwargs:
+            for kind, value in WRONG.items():
+                yield pytest.param(name, receiver, args, {**kwargs, key: value}, id=f"{name}-{key}-{kind}")
+
+
+def _plain(value):
+    """A result as NumPy / Python values, comparable across the two libraries."""
+    if isinstance(value, (minigrad.Tensor, torch.Tensor)):
+        value = value.detach()
+        return ("tensor", str(value.dtype).split(".")[-1], value.numpy().copy())
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, (minigrad.dtype, torch.dtype)):
+        return str(value).split(".")[-1]
+    if isinstance(value, str):
+        return value.replace("torch.", "").replace("minigrad.", "")
+    return value
+
+
+def _run(lib, name, receiver, args, kwargs):
+    x = _build(receiver, lib)
+    try:
+        return "ok", _plain(getattr(x, name)(*_build(args, lib), **_build(kwargs, lib)))
+    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+        return type(e), e
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        if a[:1] == ("tensor",) and b[:1] == ("tensor",):
+            return a[1] == b[1] and a[2].shape == b[2].shape and np.allclose(a[2], b[2], equal_nan=True)
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+# Known differences left, each case with the reason (run as non-strict xfail: an XPASS says it is fixed).
+KNOWN_BY_REASON = {
+    'minigrad/creation.py (outside this change) does not check the sizes and fill values of new_* and the bounds of uniform_/normal_ yet': [
+        'new_empty-arg0-str', 'new_empty-arg0-None', 'new_empty-arg0-float', 'new_empty-arg0-list_of_str',
+        'new_empty-arg0-ndarray', 'new_empty-arg0-float_tensor', 'new_empty-arg0-tuple_of_float',
+        'new_empty-arg0-bool', 'new_full-arg0-list_of_str', 'new_full-arg0-tuple_of_float', 'new_full-arg1-str',
+        'new_full-arg1-None', 'new_full-arg1-list_of_str', 'new_full-arg1-ndarray', 'new_full-arg1-float_tensor',
+        'new_full-arg1-tuple_of_float', 'new_ones-arg0-str', 'new_ones-arg0-None', 'new_ones-arg0-float',
+        'new_ones-arg0-list_of_str', 'new_ones-arg0-ndarray', 'new_ones-arg0-float_tensor',
+        'new_ones-arg0-tuple_of_float', 'new_ones-arg0-bool', 'new_tensor-arg0-str', 'new_tensor-arg0-None',
+        'new_zeros-arg0-str', 'new_zeros-arg0-None', 'new_zeros-arg0-float', 'new_zeros-arg0-list_of_str',
+        'new_zeros-arg0-ndarray', 'new_zeros-arg0-float_tensor', 'new_zeros-arg0-tuple_of_float',
+        'new_zeros-arg0-bool', 'normal_-arg0-str', 'normal_-arg0-None', 'normal_-arg0-list_of_str',
+        'normal_-arg0-ndarray', 'normal_-arg0-float_tensor', 'normal_-arg0-tuple_of_float', 'normal_-arg1-str',
+        'normal_-arg1-None', 'normal_-arg1-list_of_str', 'normal_-arg1-ndarray', 'normal_-arg1-float_tensor',
+        'normal_-arg1-negative', 'normal_-arg1-tuple_of_float', 'uniform_-arg0-str', 'uniform_-arg0-None',
+        'uniform_-arg0-list_of_str', 'uniform_-arg0-ndarray', 'uniform_-arg0-float_tensor',
+        'uniform_-arg0-tuple_of_float', 'uniform_-arg1-str', 'uniform_-arg1-None', 'uniform_-arg1-list_of_str',
+        'uniform_-arg1-ndarray', 'uniform_-arg1-float_tensor', 'uniform_-arg1-negative',
+        'uniform_-arg1-tuple_of_float',
+    ],
+    "autograd (outside this change) checks backward's gradient= with its own message, and reads an ndarray as several gradients": [
+        'backward-gradient-str', 'backward-gradient-list_of_str', 'backward-gradient-ndarray',
+        'backward-gradient-tuple_of_float',
+    ],
+    "to() reads an argument that is not a tensor, a str or a device as a dtype: NumPy's TypeError, where torch tries its device overloads": [
+        'to-arg0-float', 'to-arg0-list_of_str', 'to-arg0-ndarray', 'to-arg0-np_int', 'to-arg0-negative',
+        'to-arg0-tuple_of_float', 'to-arg0-bool',
+    ],
+    "minigrad's clamp takes number bounds only, torch also tensor bounds": [
+        'clamp-arg0-int_tensor', 'clamp-arg1-int_tensor', 'clamp_-arg0-int_tensor', 'clamp_-arg1-int_tensor',
+        'clip-arg0-int_tensor', 'clip-arg1-int_tensor',
+    ],
+    "minigrad's default for an omitted dim/decimals is None, so an explicit None is taken; torch's overloads refuse it": [
+        'logsumexp-arg0-None', 'max-arg0-None', 'min-arg0-None', 'prod-arg0-None', 'round-decimals-None',
+        'squeeze-arg0-None',
+    ],
+    'max/min(tensor, keepdim=True): torch reads a 0-d int tensor as the dim and refuses a float one; minigrad reads a tensor as max(other) and ignores keepdim': [
+        'max-arg0-float_tensor', 'max-arg0-int_tensor', 'min-arg0-float_tensor', 'min-arg0-int_tensor',
+    ],
+    "narrow(dim, tensor): torch's RuntimeError ('start must be an 0-dim integral Tensor'), minigrad's TypeError": [
+        'narrow-arg1-float_tensor',
+    ],
+    "split(): torch's overload resolution refuses a NumPy int (minigrad takes it as the int it is)": [
+        'split-arg0-np_int',
+    ],
+    'std/var(True): torch reads a positional bool as unbiased only without keepdim': [
+        'std-arg0-bool', 'var-arg0-bool',
+    ],
+    "a bool operand or alpha: torch's RuntimeError for bool arithmetic, minigrad computes with it as a number": [
+        'add_-alpha-bool', 'sub_-arg0-bool', 'sub_-alpha-bool',
+    ],
+    "addmm's beta/alpha are not checked yet (minigrad/ops/products.py, another change in progress)": [
+        'addmm-beta-str', 'addmm-beta-None', 'addmm-beta-list_of_str', 'addmm-beta-ndarray',
+        'addmm-beta-float_tensor', 'addmm-beta-tuple_of_float', 'addmm-alpha-str', 'addmm-alpha-None',
+        'addmm-alpha-list_of_str', 'addmm-alpha-ndarray', 'addmm-alpha-float_tensor', 'addmm-alpha-tuple_of_float',
+    ],
+}
+KNOWN = {case: reason for reason, cases in KNOWN_BY_REASON.items() for case in cases}
+
+
+@pytest.mark.parametrize(("name", "receiver", "args", "kwargs"), _cases())
+def test_wrong_argument_type_fails_as_in_torch(name, receiver, args, kwargs, request):
+    case = request.node.callspec.id
+    if case in KNOWN:
+        request.node.add_marker(pytest.mark.xfail(reason=KNOWN[case], strict=False))
+    (mine, mine_value), (theirs, their_value) = _run(minigrad, name, receiver, args, kwargs), \
+        _run(torch, name, receiver, args, kwargs)
+    assert mine == theirs, f"minigrad: {mine_value!r}, torch: {their_value!r}"
+    if mine == "ok" and name not in UNCOMPARED:
+        assert _equal(mine_value, their_value), f"minigrad: {mine_value!r}, torch: {their_value!r}"
+    elif mine is TypeError and str(mine_value) != str(their_value):
+        # minigrad's own message, naming the method or the argument, not one from inside NumPy
+        assert f"{name}(" in str(mine_value) or "argument '" in str(mine_value), f"minigrad: {mine_value!r}"
