@@ -3,10 +3,10 @@ from minigrad.nn.modules.activation import (
     ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh,
 )
 from minigrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
-from minigrad.nn.modules.container import ModuleList, Sequential
+from minigrad.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from minigrad.nn.modules.conv import Conv2d
 from minigrad.nn.modules.dropout import Dropout
-from minigrad.nn.modules.flatten import Flatten
+from minigrad.nn.modules.flatten import Flatten, Unflatten
 from minigrad.nn.modules.linear import Identity, Linear
 from minigrad.nn.modules.loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
@@ -16,8 +16,9 @@ from minigrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from minigrad.nn.modules.sparse import Embedding
 
 __all__ = [
-    "Linear", "Identity", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "Dropout",
+    "Linear", "Identity", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "Unflatten", "Dropout",
     "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus", "Softmax", "LogSoftmax",
-    "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding", "Sequential", "ModuleList",
+    "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding", "Sequential", "ModuleList", "ModuleDict",
+    "ParameterList", "ParameterDict",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
 ]
