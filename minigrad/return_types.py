@@ -21,3 +21,5 @@ max = _values_and_indices("max")  # noqa: A001  (PyTorch's names: torch.return_t
 min = _values_and_indices("min")  # noqa: A001
 sort = _values_and_indices("sort")
 topk = _values_and_indices("topk")
+cummax = _values_and_indices("cummax")
+cummin = _values_and_indices("cummin")

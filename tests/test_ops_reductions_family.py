@@ -73,6 +73,45 @@ for name, (equation, shapes) in EINSUM.items():
 OWN_NODE = {f"einsum_{name}" for name in EINSUM}
 
 
+def with_nan(*shape):
+    """Normal values with a NaN in every row but the last: nansum's and nanmean's case."""
+    x = base.RNG.standard_normal(shape)
+    x.reshape(-1, shape[-1])[:-1, 0] = np.nan
+    return x
+
+
+# -- group 2: extrema and scans
+for dim in [(), 0, -1, (0, 2), [1, 2], (0, 1, 2)]:
+    for keepdim in (False, True):
+        for op in ("amax", "amin"):
+            CASES[f"{op}_{dim}_{keepdim}"] = (lambda L, x, op=op, dim=dim, k=keepdim: getattr(x, op)(dim, k),
+                                              [(distinct, (2, 3, 2))])
+CASES["amax_fn_default"] = (lambda L, x: L.amax(x), [(distinct, (2, 3))])
+CASES["amin_0d"] = (lambda L, x: L.amin(x, 0), [(normal, ())])
+for dim in (0, 1, -1):
+    for zeros in (0, 1, 2):
+        CASES[f"cumprod_{dim}_{zeros}_zeros"] = (lambda L, x, d=dim: x.cumprod(d), [(with_zeros(zeros), (3, 4))])
+    CASES[f"cummax_{dim}"] = (lambda L, x, d=dim: x.cummax(d), [(distinct, (3, 4))])
+    CASES[f"cummin_{dim}"] = (lambda L, x, d=dim: L.cummin(x, d), [(distinct, (3, 4))])
+CASES["cumprod_0d"] = (lambda L, x: L.cumprod(x, 0), [(normal, ())])
+CASES["cumprod_3d_zeros"] = (lambda L, x: x.cumprod(1), [(with_zeros(2), (2, 3, 2))])
+CASES["cummax_0d"] = (lambda L, x: x.cummax(0), [(normal, ())])
+CASES["cummin_empty"] = (lambda L, x: x.cummin(1), [(normal, (2, 0))])
+for op in ("var_mean", "std_mean"):
+    for label, call in {"all": lambda L, f, x: f(x), "dim": lambda L, f, x: f(x, 1),
+                        "keepdim": lambda L, f, x: f(x, 0, keepdim=True),
+                        "correction0": lambda L, f, x: f(x, (0, 2), correction=0),
+                        "correction2": lambda L, f, x: f(x, -1, correction=2),
+                        "unbiased_positional": lambda L, f, x: f(x, 1, False, True),
+                        "unbiased_only": lambda L, f, x: f(x, False)}.items():
+        CASES[f"{op}_{label}"] = (lambda L, x, op=op, call=call: call(L, getattr(L, op), x), [(normal, (2, 3, 3))])
+for op in ("nansum", "nanmean"):
+    for label, call in {"all": lambda x, f: f(), "dim": lambda x, f: f(1), "keepdim": lambda x, f: f((0, 1), keepdim=True),
+                        "negative_dim": lambda x, f: f(-1, True)}.items():
+        CASES[f"{op}_{label}"] = (lambda L, x, op=op, call=call: call(x, getattr(x, op)), [(with_nan, (3, 4))])
+    CASES[f"{op}_fn"] = (lambda L, x, op=op: getattr(L, op)(x, 0), [(with_nan, (3, 4))])
+
+
 def make_inputs(name):
     base.RNG = np.random.default_rng(zlib.crc32(name.encode()))
     fn, makers = CASES[name]
@@ -150,6 +189,32 @@ EDGE_VALUES = {
     "addmm_beta0_nan": lambda L: L.addmm(L.tensor([[NAN]]), L.ones(1, 2), L.ones(2, 1), beta=0),
     "addmm_int": lambda L: L.addmm(L.tensor([1]), L.tensor([[1, 2]]), L.tensor([[3], [4]]), alpha=2),
     "addmm_empty_inner": lambda L: L.addmm(L.ones(2, 2), L.ones(2, 0), L.ones(0, 2)),
+    "amax_int": lambda L: L.tensor([[1, 5], [3, 2]]).amax(0),
+    "amax_bool": lambda L: L.tensor([True, False]).amax(),
+    "amin_nan": lambda L: L.tensor([[1.0, NAN], [0.0, 2.0]]).amin(1),
+    "amax_inf": lambda L: L.tensor([-INF, 1.0]).amax(),
+    "amax_empty_other_dim": lambda L: L.zeros(0, 2).amax(1),
+    "cumprod_int": lambda L: L.tensor([1, 2, 3], dtype=L.int32).cumprod(0),
+    "cumprod_bool": lambda L: L.tensor([True, True, False]).cumprod(0),
+    "cumprod_dtype": lambda L: L.tensor([1, 2, 3]).cumprod(0, dtype=L.float64),
+    "cumprod_inf_zero": lambda L: L.tensor([INF, 0.0, 2.0]).cumprod(0),
+    "cummax_ties_indices": lambda L: L.tensor([1.0, 3.0, 3.0, 2.0, 3.0]).cummax(0).indices,
+    "cummin_ties_indices": lambda L: L.tensor([3, 1, 1, 2, 1]).cummin(0).indices,
+    "cummax_nan": lambda L: L.tensor([1.0, NAN, 5.0, NAN]).cummax(0).values,
+    "cummax_nan_indices": lambda L: L.tensor([1.0, NAN, 5.0, NAN, 7.0]).cummax(0).indices,
+    "cummin_bool": lambda L: L.tensor([True, False, True]).cummin(0).values,
+    "count_nonzero": lambda L: L.tensor([[0.0, 1.0], [NAN, -0.0]]).count_nonzero(),
+    "count_nonzero_dims": lambda L: L.count_nonzero(L.tensor([[[0, 1], [2, 0]]]), (0, 2)),
+    "count_nonzero_bool_dim": lambda L: L.tensor([[True, False], [True, True]]).count_nonzero(-1),
+    "count_nonzero_0d": lambda L: L.tensor(3.0).count_nonzero(),
+    "var_mean_one_value": lambda L: L.stack(L.var_mean(L.tensor([2.0]))),
+    "std_mean_empty": lambda L: L.stack(L.std_mean(L.zeros(0))),
+    "nansum_int": lambda L: L.tensor([1, 2], dtype=L.int32).nansum(),
+    "nansum_bool": lambda L: L.tensor([True, True]).nansum(),
+    "nansum_all_nan": lambda L: L.tensor([NAN, NAN]).nansum(),
+    "nansum_dtype": lambda L: L.tensor([1, 2]).nansum(dtype=L.float32),
+    "nanmean_all_nan": lambda L: L.tensor([[NAN, NAN], [1.0, NAN]]).nanmean(1),
+    "nanmean_inf": lambda L: L.tensor([INF, NAN, 1.0]).nanmean(),
 }
 
 
@@ -170,6 +235,18 @@ EDGE_GRADS = {
     "dot_inf": (lambda L, a, b: a.dot(b), [fixed([INF, 1.0]), fixed([0.0, 2.0])]),
     "trace_of_inf": (lambda L, x: x.trace(), [fixed([[INF, 1.0], [2.0, 3.0]])]),
     "addmm_beta0": (lambda L, c, a, b: L.addmm(c, a, b, beta=0), [fixed([[NAN]]), fixed([[1.0]]), fixed([[2.0]])]),
+    "amax_ties": (lambda L, x: x.amax(1), [fixed([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])]),
+    "amin_ties_all": (lambda L, x: x.amin(), [fixed([[1.0, 3.0], [1.0, 1.0]])]),
+    "amax_nan": (lambda L, x: x.amax(1), [fixed([[1.0, NAN], [2.0, 0.0]])]),
+    "cumprod_all_zeros": (lambda L, x: x.cumprod(0), [fixed([0.0, 0.0, 0.0])]),
+    "cumprod_zero_first": (lambda L, x: x.cumprod(1), [fixed([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]])]),
+    "cumprod_zero_last": (lambda L, x: x.cumprod(0), [fixed([2.0, 3.0, 0.0])]),
+    "cummax_ties": (lambda L, x: x.cummax(0).values, [fixed([1.0, 3.0, 3.0, 2.0])]),
+    "cummin_nan": (lambda L, x: x.cummin(0).values, [fixed([2.0, NAN, 1.0])]),
+    "std_mean_constant": (lambda L, x: L.std_mean(x), [fixed([2.0, 2.0, 2.0])]),
+    "var_mean_one_value": (lambda L, x: L.var_mean(x, correction=0), [fixed([2.0])]),
+    "nansum_nan": (lambda L, x: x.nansum(), [fixed([NAN, 1.0, 2.0])]),
+    "nanmean_all_nan_row": (lambda L, x: x.nanmean(1), [fixed([[NAN, NAN], [1.0, NAN]])]),
 }
 
 
@@ -224,6 +301,23 @@ BAD = {
     "addmm_shapes": lambda L: L.addmm(z(L, 2, 2), z(L, 2, 3), z(L, 2, 2)),
     "addmm_input_shape": lambda L: L.addmm(z(L, 3, 2), z(L, 2, 3), z(L, 3, 2)),
     "addmm_dtypes": lambda L: L.addmm(z(L, 2, 2), z(L, 2, 2), z(L, 2, 2, dtype=L.float64)),
+    "amax_empty_dim": lambda L: z(L, 0, 2).amax(0),
+    "amin_empty_all": lambda L: z(L, 0).amin(),
+    "amax_dim": lambda L: z(L, 2).amax(1),
+    "amin_dims": lambda L: z(L, 2, 2).amin((0, 3)),
+    "cumprod_dim": lambda L: z(L, 2).cumprod(1),
+    "cumprod_no_dim": lambda L: z(L, 2).cumprod(),
+    "cummax_dim": lambda L: z(L, 2, 2).cummax(-3),
+    "cummin_0d_dim": lambda L: L.tensor(1.0).cummin(1),
+    "count_nonzero_dim": lambda L: z(L, 2).count_nonzero(2),
+    "var_mean_int": lambda L: L.var_mean(L.tensor([1, 2])),
+    "std_mean_dim": lambda L: L.std_mean(z(L, 2), 3),
+    "var_mean_not_tensor": lambda L: L.var_mean([1.0, 2.0]),
+    "nansum_dim": lambda L: z(L, 2).nansum(-2),
+    "nanmean_int": lambda L: L.tensor([1, 2]).nanmean(),
+    "nanmean_bool": lambda L: L.tensor([True]).nanmean(),
+    "nanmean_int_dtype": lambda L: L.tensor([1, 2]).nanmean(dtype=L.float64),
+    "amax_dims_empty": lambda L: z(L, 2, 0).amax(()),
 }
 
 

@@ -71,6 +71,8 @@ OTHER_ARGS = {
     "fill_": (1.0,), "clamp_": (0.2, 0.8),
     "atan2": ("x",), "arctan2": ("x",),
     "dot": ("v",), "outer": ("v",), "inner": ("x",), "diag": (), "diagonal": (), "kron": ("x",), "addmm": ("x", "xT"),
+    "amax": (1,), "amin": (1,), "cumprod": (1,), "cummax": (1,), "cummin": (1,), "count_nonzero": (), "nansum": (1,),
+    "nanmean": (1,),
 }
 
 

@@ -15,28 +15,17 @@ way). The ones with nodes of their own:
 """
 from __future__ import annotations
 
-import operator
 import string
 
 import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import check_tensor, write_out
-from minigrad.ops.broadcast import sum_to, wrap_dim
+from minigrad.ops.broadcast import integer, sum_to, wrap_dim
 from minigrad.ops.linalg import Dot
 from minigrad.ops.shape import view_of
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
-
-
-def integer(value, argument: str) -> int:
-    """``value`` as an int (a NumPy integer too); a float, a bool or None is PyTorch's TypeError."""
-    try:
-        if isinstance(value, (bool, np.bool_)):
-            raise TypeError
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"argument '{argument}' must be int, not {type(value).__name__}") from None
 
 
 def _same_dtype(op: str, a: Tensor, b: Tensor) -> None:
