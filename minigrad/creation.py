@@ -5,12 +5,15 @@ Random tensors come from the one generator of ``minigrad/random.py``, seeded by
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from minigrad import dtypes
 from minigrad.device import resolve as resolve_device
 from minigrad.random import generator
-from minigrad.tensor import Tensor
+from minigrad.ops.broadcast import number
+from minigrad.tensor import Tensor, _sizes
 from minigrad.ops.registry import tensor_method
 
 def _new(array: np.ndarray, requires_grad: bool) -> Tensor:
@@ -33,6 +36,27 @@ def _infer_dtype(data, array: np.ndarray) -> np.dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}: expected numbers, nested lists of numbers, or a NumPy array")
 
 
+def _not_numbers(data) -> Exception:
+    """PyTorch's error for data that is not numbers: TypeError for a str, ValueError for a str in a
+    list, RuntimeError for anything else (None, a dict); ragged lists are a ValueError."""
+    if isinstance(data, str):
+        return TypeError("new(): invalid data type 'str': a tensor holds numbers")
+    found = _non_numbers(data)
+    if not found:
+        return ValueError("expected sequence of equal-length lists of numbers to make a tensor")
+    if isinstance(found[0], str):
+        return ValueError("too many dimensions 'str': a tensor holds numbers, not strings")
+    return RuntimeError(f"Could not infer dtype of {type(found[0]).__name__}: a tensor holds numbers "
+                        "(a number, nested lists of numbers, or a NumPy array)")
+
+
+def _non_numbers(data) -> list:
+    """The items of nested lists that are not numbers, in order (the first is the one reported)."""
+    if isinstance(data, (list, tuple)):
+        return [bad for item in data for bad in _non_numbers(item)]
+    return [] if isinstance(data, (numbers.Number, np.generic, np.ndarray, Tensor)) else [data]
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, an array or a tensor)."""
     resolve_device(device)
@@ -44,8 +68,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
         array = np.array(data)
     except ValueError as e:
         raise ValueError(f"expected sequence of equal-length lists to make a tensor: {e}") from None
-    if array.dtype == object:
-        raise ValueError("expected sequence of equal-length lists of numbers to make a tensor")
+    if array.dtype == object or array.dtype.kind in "USV":
+        raise _not_numbers(data)
     want = dtypes.to_numpy_dtype(dtype) if dtype is not None else _infer_dtype(data, array)
     if want.kind in "iub" and array.dtype.kind == "f" and not np.isfinite(array).all():
         raise RuntimeError(f"value cannot be converted to type {dtypes.from_numpy_dtype(want)} without overflow: "
@@ -88,7 +112,7 @@ def _refuse_negative_strides(array: np.ndarray) -> None:
 
 
 def _shape(size: tuple) -> tuple:
-    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    shape = _sizes(size)  # (``zeros(2, 3)`` or ``zeros((2, 3))``; ``zeros(2.0)`` is a TypeError)
     if any(n < 0 for n in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
     return shape
@@ -142,7 +166,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     resolve_device(device)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
-    return _new(np.full(tuple(size), fill_value, dtype=_fill_dtype(fill_value, dtype)), requires_grad)
+    fill_value = number(fill_value, "fill_value")
+    return _new(np.full(_shape((size,)), fill_value, dtype=_fill_dtype(fill_value, dtype)), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -236,12 +261,18 @@ def linspace(start: float, end: float, steps: int, *, dtype=None, device=None, r
 def uniform_(self, low: float = 0.0, high: float = 1.0) -> Tensor:
     """Fill in place with values drawn uniformly from [low, high) (PyTorch names them ``from``
     and ``to``; ``from`` is a Python keyword, so pass them by position)."""
+    low, high = number(low, "from"), number(high, "to")
+    if low > high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
     return self.copy_(Tensor._wrap(generator().uniform(low, high, self._data.shape)))
 
 
 @tensor_method()
 def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill in place with values drawn from N(mean, std**2)."""
+    mean, std = number(mean, "mean"), number(std, "std")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     return self.copy_(Tensor._wrap(generator().normal(mean, std, self._data.shape)))
 
 

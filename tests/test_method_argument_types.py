@@ -205,28 +205,8 @@ def _equal(a, b) -> bool:
 
 # Known differences left, each case with the reason (run as non-strict xfail: an XPASS says it is fixed).
 KNOWN_BY_REASON = {
-    'minigrad/creation.py (outside this change) does not check the sizes and fill values of new_* and the bounds of uniform_/normal_ yet': [
-        'new_empty-arg0-str', 'new_empty-arg0-None', 'new_empty-arg0-float', 'new_empty-arg0-list_of_str',
-        'new_empty-arg0-ndarray', 'new_empty-arg0-float_tensor', 'new_empty-arg0-tuple_of_float',
-        'new_empty-arg0-bool', 'new_full-arg0-list_of_str', 'new_full-arg0-tuple_of_float', 'new_full-arg1-str',
-        'new_full-arg1-None', 'new_full-arg1-list_of_str', 'new_full-arg1-ndarray', 'new_full-arg1-float_tensor',
-        'new_full-arg1-tuple_of_float', 'new_ones-arg0-str', 'new_ones-arg0-None', 'new_ones-arg0-float',
-        'new_ones-arg0-list_of_str', 'new_ones-arg0-ndarray', 'new_ones-arg0-float_tensor',
-        'new_ones-arg0-tuple_of_float', 'new_ones-arg0-bool', 'new_tensor-arg0-str', 'new_tensor-arg0-None',
-        'new_zeros-arg0-str', 'new_zeros-arg0-None', 'new_zeros-arg0-float', 'new_zeros-arg0-list_of_str',
-        'new_zeros-arg0-ndarray', 'new_zeros-arg0-float_tensor', 'new_zeros-arg0-tuple_of_float',
-        'new_zeros-arg0-bool', 'normal_-arg0-str', 'normal_-arg0-None', 'normal_-arg0-list_of_str',
-        'normal_-arg0-ndarray', 'normal_-arg0-float_tensor', 'normal_-arg0-tuple_of_float', 'normal_-arg1-str',
-        'normal_-arg1-None', 'normal_-arg1-list_of_str', 'normal_-arg1-ndarray', 'normal_-arg1-float_tensor',
-        'normal_-arg1-negative', 'normal_-arg1-tuple_of_float', 'uniform_-arg0-str', 'uniform_-arg0-None',
-        'uniform_-arg0-list_of_str', 'uniform_-arg0-ndarray', 'uniform_-arg0-float_tensor',
-        'uniform_-arg0-tuple_of_float', 'uniform_-arg1-str', 'uniform_-arg1-None', 'uniform_-arg1-list_of_str',
-        'uniform_-arg1-ndarray', 'uniform_-arg1-float_tensor', 'uniform_-arg1-negative',
-        'uniform_-arg1-tuple_of_float',
-    ],
-    "autograd (outside this change) checks backward's gradient= with its own message, and reads an ndarray as several gradients": [
-        'backward-gradient-str', 'backward-gradient-list_of_str', 'backward-gradient-ndarray',
-        'backward-gradient-tuple_of_float',
+    "torch's new_tensor refuses None and a str with TypeError, unlike its own tensor(); minigrad's new_tensor is tensor()": [
+        'new_tensor-arg0-str', 'new_tensor-arg0-None',
     ],
     "to() reads an argument that is not a tensor, a str or a device as a dtype: NumPy's TypeError, where torch tries its device overloads": [
         'to-arg0-float', 'to-arg0-list_of_str', 'to-arg0-ndarray', 'to-arg0-np_int', 'to-arg0-negative',

@@ -612,3 +612,50 @@ def test_bool_of_multi_element_error():
 def test_float_index_error():
     with pytest.raises(IndexError):
         minigrad.zeros(3)[minigrad.tensor([0.0])]
+
+
+DATA = {"str": "a", "None": None, "list of str": ["a"], "list with None": [1.0, None], "dict": {1: 2},
+        "object": object(), "ragged": [[1, 2], [3]], "mixed": [1, 2.5], "nested mixed": [[1], [2.0]],
+        "bools": [True, False], "numpy ints": [np.int64(1), np.int64(2)]}
+
+
+@pytest.mark.parametrize("data", sorted(DATA))
+def test_tensor_of_data_that_is_not_numbers_fails_as_in_torch(data):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for lib in (minigrad, torch):
+        try:
+            made = lib.tensor(DATA[data])
+            outcomes.append(("ok", str(made.dtype).split(".")[-1], made.tolist()))
+        except Exception as e:  # noqa: BLE001  (the type is what is compared)
+            outcomes.append((type(e).__name__,))
+    assert outcomes[0] == outcomes[1]
+
+
+SIZES = ["2.0", "'a'", "None", "(2, 'a')", "[2.0, 3]", "np.ones(2)", "(2, -1)", "2, 3", "(2, 3)", "[]", "np.int64(2)"]
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("make", ["zeros", "ones", "empty", "rand", "randn"])
+def test_creation_sizes_are_checked_as_in_torch(make, size):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for lib in (minigrad, torch):
+        try:
+            outcomes.append(("ok", tuple(eval(f"lib.{make}({size})").shape)))
+        except Exception as e:  # noqa: BLE001
+            outcomes.append((type(e).__name__,))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("fill", ["'a'", "None", "[1.0]", "np.ones(2)", "1.5", "True", "3", "lib.tensor(2.0)"])
+def test_full_fill_values_are_checked_as_in_torch(fill):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for lib in (minigrad, torch):
+        try:
+            made = eval(f"lib.full((2,), {fill})")
+            outcomes.append(("ok", str(made.dtype).split(".")[-1], made.tolist()))
+        except Exception as e:  # noqa: BLE001
+            outcomes.append((type(e).__name__,))
+    assert outcomes[0] == outcomes[1]

@@ -13,10 +13,15 @@ def _as_tuple(x) -> tuple:
     return tuple(x)
 
 
-def _seed(outputs: tuple, grad_outputs) -> tuple[list, list]:
-    """The root edges and their initial gradients (ones for a scalar output)."""
+def _seed(outputs: tuple, grad_outputs, argument: str) -> tuple[list, list]:
+    """The root edges and their initial gradients (ones for a scalar output); ``argument`` names
+    ``grad_outputs`` in errors (``gradient`` for backward, ``grad_outputs`` for grad)."""
     Tensor = _graph.Tensor
     grad_outputs = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
+    for g in grad_outputs:
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"argument '{argument}': gradients can be either Tensors or None, but got {type(g).__name__}: "
+                            "pass a tensor of the output's shape (minigrad.ones_like(output) for d output / d output)")
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(
             f"grad can be implicitly created only for scalar outputs: got {len(grad_outputs)} "
@@ -36,8 +41,6 @@ def _seed(outputs: tuple, grad_outputs) -> tuple[list, list]:
                     f"{list(out.shape)}: call .sum() first, or pass gradient= a tensor of that shape"
                 )
             g = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
-        elif not isinstance(g, Tensor):
-            raise TypeError(f"gradient for output {i} must be a Tensor, got {type(g).__name__}")
         elif g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of {out.shape}."
@@ -58,7 +61,7 @@ def backward(
 ) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves."""
     tensors = _as_tuple(tensors)
-    edges, grads = _seed(tensors, grad_tensors)
+    edges, grads = _seed(tensors, grad_tensors, "gradient")
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
@@ -100,7 +103,7 @@ def grad(
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    edges, grads = _seed(outputs, grad_outputs)
+    edges, grads = _seed(outputs, grad_outputs, "grad_outputs")
     if retain_graph is None:
         retain_graph = create_graph
     results = run_backward(edges, grads, retain_graph, create_graph, [t._edge() for t in inputs], accumulate=False)
