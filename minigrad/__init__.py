@@ -28,9 +28,10 @@ from minigrad.creation import (
 )
 # Each op module gives Tensor its methods as it is imported (ops/registry.py): import them all.
 from minigrad.ops import (  # noqa: F401
-    compare, elementwise, extrema, indexing, inplace, inverse_trig, linalg, matrix, movement, products, reduction,
-    rounding, scan, shape, softmax, sorting, stats, unary,
+    arrange, compare, elementwise, extrema, indexing, inplace, inverse_trig, linalg, matrix, movement, products,
+    reduction, rounding, scan, shape, softmax, sorting, special, stats, unary,
 )
+from minigrad.ops.arrange import column_stack, concat, concatenate, dstack, hstack, meshgrid, vstack
 from minigrad.ops.extrema import std_mean, var_mean
 from minigrad.ops.products import einsum, tensordot
 from minigrad.ops.registry import TOP_LEVEL as _TOP_LEVEL, WITHOUT_OUT as _WITHOUT_OUT

@@ -212,10 +212,6 @@ KNOWN_BY_REASON = {
         'to-arg0-float', 'to-arg0-list_of_str', 'to-arg0-ndarray', 'to-arg0-np_int', 'to-arg0-negative',
         'to-arg0-tuple_of_float', 'to-arg0-bool',
     ],
-    "minigrad's clamp takes number bounds only, torch also tensor bounds": [
-        'clamp-arg0-int_tensor', 'clamp-arg1-int_tensor', 'clamp_-arg0-int_tensor', 'clamp_-arg1-int_tensor',
-        'clip-arg0-int_tensor', 'clip-arg1-int_tensor',
-    ],
     "minigrad's default for an omitted dim/decimals is None, so an explicit None is taken; torch's overloads refuse it": [
         'logsumexp-arg0-None', 'max-arg0-None', 'min-arg0-None', 'prod-arg0-None', 'round-decimals-None',
         'squeeze-arg0-None',

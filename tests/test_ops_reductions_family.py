@@ -111,6 +111,55 @@ for op in ("nansum", "nanmean"):
         CASES[f"{op}_{label}"] = (lambda L, x, op=op, call=call: call(x, getattr(x, op)), [(with_nan, (3, 4))])
     CASES[f"{op}_fn"] = (lambda L, x, op=op: getattr(L, op)(x, 0), [(with_nan, (3, 4))])
 
+# -- group 3: rearrangements
+for source, destination in [(0, 2), (-1, 0), ((0, 1), (2, 0)), ([2], [1]), ((0, 1, 2), (1, 2, 0))]:
+    for op in ("movedim", "moveaxis"):
+        CASES[f"{op}_{source}_{destination}"] = (
+            lambda L, x, op=op, s=source, d=destination: getattr(L, op)(x, s, d) * 1, [(normal, (2, 3, 4))])
+for d0, d1 in itertools.combinations(range(-3, 3), 2):
+    CASES[f"swapaxes_{d0}_{d1}"] = (lambda L, x, a=d0, b=d1: x.swapaxes(a, b) * 1, [(normal, (2, 3, 4))])
+CASES["swapdims"] = (lambda L, x: L.swapdims(x, 0, -1) * 1, [(normal, (2, 3))])
+CASES["fliplr"] = (lambda L, x: x.fliplr(), [(normal, (2, 3, 2))])
+CASES["flipud"] = (lambda L, x: L.flipud(x), [(normal, (3,))])
+for k in range(-5, 6):
+    CASES[f"rot90_{k}"] = (lambda L, x, k=k: x.rot90(k), [(normal, (2, 3))])
+for dims in [(1, 2), (2, 0), (-1, -3)]:
+    CASES[f"rot90_dims_{dims}"] = (lambda L, x, dims=dims: L.rot90(x, 1, dims), [(normal, (2, 3, 4))])
+for reps in [(2,), (1, 2), (2, 1, 3), (3, 1, 1, 2), ()]:
+    CASES[f"tile_{reps}"] = (lambda L, x, r=reps: L.tile(x, r), [(normal, (2, 3))])
+CASES["tile_method_varargs"] = (lambda L, x: x.tile(2, 2), [(normal, (2,))])
+for dim in (None, 0, 1, -1):
+    for repeats in (0, 1, 3):
+        CASES[f"repeat_interleave_{repeats}_{dim}"] = (lambda L, x, r=repeats, d=dim: x.repeat_interleave(r, d),
+                                                       [(normal, (2, 3))])
+CASES["repeat_interleave_tensor"] = (lambda L, x: L.repeat_interleave(x, index(L, [2, 0, 1]), dim=1), [(normal, (2, 3))])
+CASES["repeat_interleave_tensor_flat"] = (lambda L, x: x.repeat_interleave(index(L, [1, 2, 0, 3])), [(normal, (2, 2))])
+CASES["repeat_interleave_one_count"] = (lambda L, x: x.repeat_interleave(index(L, [2]), dim=0), [(normal, (2, 3))])
+CASES["repeat_interleave_0d"] = (lambda L, x: x.repeat_interleave(2), [(normal, ())])
+for op in ("hstack", "vstack", "dstack", "column_stack"):
+    for shapes in [[(3,), (2,)] if op == "hstack" else [(3,), (3,)], [(2, 3), (2, 3)], [(), ()] if op != "vstack" else [(), ()],
+                   [(2, 1, 2), (2, 1, 2)]]:
+        CASES[f"{op}_{shapes}"] = (lambda L, *xs, op=op: getattr(L, op)(list(xs)), [(normal, s) for s in shapes])
+CASES["column_stack_mixed"] = (lambda L, a, b: L.column_stack((a, b)), [(normal, (3,)), (normal, (3, 2))])
+CASES["concat"] = (lambda L, a, b: L.concat([a, b], 1), [(normal, (2, 1)), (normal, (2, 3))])
+CASES["concatenate"] = (lambda L, a, b: L.concatenate((a, b), dim=-1), [(normal, (2, 1)), (normal, (2, 3))])
+for indexing in ("ij", "xy"):
+    CASES[f"meshgrid_{indexing}"] = (lambda L, a, b, c, i=indexing: L.meshgrid(a, b, c, indexing=i),
+                                     [(normal, (2,)), (normal, (3,)), (normal, ())])
+    CASES[f"meshgrid_list_{indexing}"] = (lambda L, a, b, i=indexing: L.meshgrid([a, b], indexing=i),
+                                          [(normal, (2,)), (normal, (3,))])
+CASES["meshgrid_one"] = (lambda L, a: L.meshgrid(a, indexing="xy"), [(normal, (3,))])
+CASES["masked_select"] = (lambda L, x: x.masked_select(x > 0), [(distinct, (2, 3))])
+CASES["masked_select_broadcast"] = (lambda L, x: L.masked_select(x, L.tensor([True, False, True])), [(normal, (2, 3))])
+CASES["masked_select_input_broadcast"] = (lambda L, x: x.masked_select(L.tensor([[True], [False]])), [(normal, (3,))])
+CASES["take"] = (lambda L, x: x.take(index(L, [[0, 5], [-1, 0]])), [(normal, (2, 3))])
+CASES["take_fn"] = (lambda L, x: L.take(x, index(L, [2, 2, -6])), [(normal, (3, 2))])
+CASES["take_0d"] = (lambda L, x: L.take(x, index(L, 0)), [(normal, ())])
+CASES["reshape_as"] = (lambda L, x, y: x.reshape_as(y) * y, [(normal, (2, 3)), (normal, (3, 2))])
+for dim, size, step in [(0, 2, 1), (1, 3, 2), (-1, 1, 1), (1, 4, 1), (1, 2, 3), (0, 0, 1)]:
+    CASES[f"unfold_{dim}_{size}_{step}"] = (lambda L, x, a=(dim, size, step): x.unfold(*a) * 1, [(normal, (3, 4))])
+CASES["unfold_0d"] = (lambda L, x: x.unfold(0, 1, 1) * 1, [(normal, ())])
+
 
 def make_inputs(name):
     base.RNG = np.random.default_rng(zlib.crc32(name.encode()))
@@ -215,6 +264,35 @@ EDGE_VALUES = {
     "nansum_dtype": lambda L: L.tensor([1, 2]).nansum(dtype=L.float32),
     "nanmean_all_nan": lambda L: L.tensor([[NAN, NAN], [1.0, NAN]]).nanmean(1),
     "nanmean_inf": lambda L: L.tensor([INF, NAN, 1.0]).nanmean(),
+    "movedim_0d": lambda L: L.tensor(2.0).movedim(0, -1),
+    "rot90_int": lambda L: L.tensor([[1, 2], [3, 4]]).rot90(3),
+    "rot90_empty": lambda L: L.zeros(0, 3).rot90(),
+    "tile_0d": lambda L: L.tensor(2).tile((2, 3)),
+    "repeat_interleave_counts": lambda L: L.repeat_interleave(L.tensor([2, 0, 3])),
+    "repeat_interleave_empty_counts": lambda L: L.repeat_interleave(L.tensor([], dtype=L.int64)),
+    "repeat_interleave_output_size": lambda L: L.tensor([1, 2]).repeat_interleave(L.tensor([1, 2]), 0, output_size=3),
+    "repeat_interleave_bool": lambda L: L.tensor([True, False]).repeat_interleave(2),
+    "hstack_int_float": lambda L: L.hstack([L.tensor([1, 2]), L.tensor([0.5])]),
+    "vstack_0d": lambda L: L.vstack([L.tensor(1.0), L.tensor(2.0)]),
+    "dstack_0d": lambda L: L.dstack((L.tensor(1), L.tensor(2))),
+    "column_stack_0d": lambda L: L.column_stack([L.tensor(1.0), L.tensor([[2.0, 3.0]])]),
+    "hstack_empty": lambda L: L.hstack([L.zeros(0), L.ones(2)]),
+    "meshgrid_int": lambda L: L.stack(L.meshgrid(L.tensor([1, 2]), L.tensor([3, 4, 5]), indexing="xy")),
+    "meshgrid_empty": lambda L: L.stack(L.meshgrid(L.zeros(0), L.zeros(2), indexing="ij")),
+    "masked_select_none": lambda L: L.ones(2, 2).masked_select(L.zeros(2, 2, dtype=L.bool)),
+    "masked_select_int": lambda L: L.tensor([1, 2, 3]).masked_select(L.tensor([True, False, True])),
+    "take_empty_index": lambda L: L.ones(2, 2).take(L.zeros(0, 3, dtype=L.int64)),
+    "take_int": lambda L: L.tensor([[1, 2], [3, 4]]).take(L.tensor([3, -4])),
+    "nonzero": lambda L: L.tensor([[0.0, 1.0, NAN], [-0.0, 0.0, 2.0]]).nonzero(),
+    "nonzero_1d": lambda L: L.tensor([0, 3, 0, 1]).nonzero(),
+    "nonzero_0d": lambda L: L.tensor(2.0).nonzero(),
+    "nonzero_0d_zero": lambda L: L.tensor(0.0).nonzero(),
+    "nonzero_as_tuple": lambda L: L.stack(L.tensor([[0, 1], [2, 0]]).nonzero(as_tuple=True)),
+    "nonzero_as_tuple_0d": lambda L: L.stack(L.tensor(2.0).nonzero(as_tuple=True)),
+    "nonzero_empty": lambda L: L.zeros(0, 3).nonzero(),
+    "argwhere": lambda L: L.argwhere(L.tensor([[True, False], [True, True]])),
+    "unfold_int": lambda L: L.arange(6).unfold(0, 2, 2),
+    "unfold_overlap_big_step": lambda L: L.arange(7.0).unfold(0, 3, 5),
 }
 
 
@@ -317,6 +395,50 @@ BAD = {
     "nanmean_int": lambda L: L.tensor([1, 2]).nanmean(),
     "nanmean_bool": lambda L: L.tensor([True]).nanmean(),
     "nanmean_int_dtype": lambda L: L.tensor([1, 2]).nanmean(dtype=L.float64),
+    "movedim_int_and_tuple": lambda L: z(L, 2, 2).movedim((0, 1), 0),
+    "movedim_lengths": lambda L: z(L, 2, 2).movedim((0, 1), (0,)),
+    "repeat_interleave_2d_counts": lambda L: L.repeat_interleave(L.tensor([[1, 2]])),
+    "repeat_interleave_float_counts_alone": lambda L: L.repeat_interleave(L.tensor([1.0])),
+    "meshgrid_nothing": lambda L: L.meshgrid([], indexing="ij"),
+    "concat_empty": lambda L: L.concat([]),
+    "concatenate_empty": lambda L: L.concatenate(()),
+    "dstack_empty": lambda L: L.dstack(()),
+    "movedim_repeated": lambda L: z(L, 2, 2).movedim((0, 0), (0, 1)),
+    "movedim_dim": lambda L: z(L, 2, 2).movedim(2, 0),
+    "swapaxes_dim": lambda L: z(L, 2).swapaxes(0, 1),
+    "fliplr_1d": lambda L: z(L, 2).fliplr(),
+    "flipud_0d": lambda L: L.tensor(1.0).flipud(),
+    "rot90_1d": lambda L: z(L, 2).rot90(),
+    "rot90_same_dims": lambda L: z(L, 2, 2).rot90(1, (1, 1)),
+    "rot90_three_dims": lambda L: z(L, 2, 2, 2).rot90(1, (0, 1, 2)),
+    "rot90_dim": lambda L: z(L, 2, 2).rot90(1, (0, 2)),
+    "rot90_float_k": lambda L: z(L, 2, 2).rot90(1.0),
+    "tile_negative": lambda L: z(L, 2).tile((-1,)),
+    "repeat_interleave_negative": lambda L: z(L, 2).repeat_interleave(-1),
+    "repeat_interleave_counts_size": lambda L: z(L, 3).repeat_interleave(L.tensor([1, 2])),
+    "repeat_interleave_float_counts": lambda L: z(L, 2).repeat_interleave(L.tensor([1.0, 2.0])),
+    "repeat_interleave_negative_counts": lambda L: L.repeat_interleave(L.tensor([1, -1])),
+    "repeat_interleave_dim": lambda L: z(L, 2).repeat_interleave(2, 1),
+    "hstack_shapes": lambda L: L.hstack([z(L, 2, 2), z(L, 3, 2)]),
+    "vstack_shapes": lambda L: L.vstack([z(L, 2), z(L, 3)]),
+    "hstack_empty_list": lambda L: L.hstack([]),
+    "hstack_not_list": lambda L: L.hstack(z(L, 2)),
+    "vstack_number": lambda L: L.vstack([z(L, 2), 1.0]),
+    "concat_dim": lambda L: L.concat([z(L, 2), z(L, 2)], 1),
+    "meshgrid_2d": lambda L: L.meshgrid(z(L, 2, 2), indexing="ij"),
+    "meshgrid_indexing": lambda L: L.meshgrid(z(L, 2), indexing="ji"),
+    "meshgrid_dtypes": lambda L: L.meshgrid(z(L, 2), z(L, 2, dtype=L.float64), indexing="ij"),
+    "masked_select_float_mask": lambda L: z(L, 2).masked_select(z(L, 2)),
+    "masked_select_shapes": lambda L: z(L, 2).masked_select(L.tensor([True, False, True])),
+    "take_float_index": lambda L: z(L, 2).take(L.tensor([0.0])),
+    "take_out_of_range": lambda L: z(L, 2, 3).take(L.tensor([6])),
+    "take_negative_out_of_range": lambda L: z(L, 2, 3).take(L.tensor([-7])),
+    "take_from_empty": lambda L: z(L, 0).take(L.tensor([0])),
+    "unfold_too_big": lambda L: z(L, 3).unfold(0, 4, 1),
+    "unfold_step_0": lambda L: z(L, 3).unfold(0, 2, 0),
+    "unfold_negative_size": lambda L: z(L, 3).unfold(0, -1, 1),
+    "unfold_dim": lambda L: z(L, 3).unfold(1, 1, 1),
+    "reshape_as_numel": lambda L: z(L, 3).reshape_as(z(L, 2)),
     "amax_dims_empty": lambda L: z(L, 2, 0).amax(()),
 }
 
@@ -335,6 +457,20 @@ def test_einsum_refuses_what_it_does_not_support(equation, shapes):
     """A diagonal inside one operand and '...' are refused with a message that says what to do."""
     with pytest.raises(NotImplementedError, match="not supported in minigrad"):
         minigrad.einsum(equation, *[minigrad.zeros(*s) for s in shapes])
+
+
+def test_unfold_is_a_view_as_in_torch():
+    for L in (minigrad, torch):
+        x = L.zeros(5)
+        x.unfold(0, 2, 2)[1] += 1
+        assert x.tolist() == [0.0, 0.0, 1.0, 1.0, 0.0]
+
+
+@needs_torch
+def test_meshgrid_warns_as_torch_without_indexing():
+    for L in (minigrad, torch):
+        with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+            L.meshgrid(L.zeros(2), L.zeros(3))
 
 
 def test_diagonal_is_a_view_as_in_torch():

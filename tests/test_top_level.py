@@ -73,6 +73,10 @@ OTHER_ARGS = {
     "dot": ("v",), "outer": ("v",), "inner": ("x",), "diag": (), "diagonal": (), "kron": ("x",), "addmm": ("x", "xT"),
     "amax": (1,), "amin": (1,), "cumprod": (1,), "cummax": (1,), "cummin": (1,), "count_nonzero": (), "nansum": (1,),
     "nanmean": (1,),
+    "logit": (), "logit_": (), "hypot": ("x",), "lerp": ("x", 0.5), "clamp_min": (0.5,), "clamp_max": (0.5,),
+    "clamp_min_": (0.5,), "clamp_max_": (0.5,), "minimum": ("x",), "fmax": ("x",), "fmin": ("x",),
+    "movedim": (0, 1), "moveaxis": (0, 1), "swapaxes": (0, 1), "swapdims": (0, 1), "rot90": (), "tile": ((2,),),
+    "repeat_interleave": (2,), "masked_select": ("mask",), "take": ("rows",), "nonzero": (),
 }
 
 
