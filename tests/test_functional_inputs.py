@@ -57,6 +57,11 @@ CALLS = {
     "cat": (["x", "y"],), "stack": (["x", "y"],), "broadcast_tensors": ("x", "row"),
     "broadcast_shapes": ("shape", "other_shape"), "where": ("mask", "x", "y"), "maximum": ("x", "y"),
     "pow": ("x", "y"),
+    "hardtanh": ("x",), "hardtanh_": ("x",), "relu6": ("x",), "selu": ("x",), "selu_": ("x",), "celu": ("x",),
+    "celu_": ("x",), "mish": ("x",), "softsign": ("x",), "softmin": ("x", 1), "logsigmoid": ("x",),
+    "hardsigmoid": ("x",), "hardswish": ("x",), "glu": ("image",), "threshold": ("x", 0.5, 0.0),
+    "threshold_": ("x", 0.5, 0.0), "hardshrink": ("x",), "softshrink": ("x",), "tanhshrink": ("x",),
+    "prelu": ("x", "row"),
 }
 
 

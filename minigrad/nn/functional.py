@@ -30,9 +30,9 @@ import numpy as np
 
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.random import generator
-from minigrad.dtypes import int32, int64
+from minigrad.dtypes import bool_, int32, int64
 from minigrad.functional_ops import broadcast_tensors, cat, check_tensor, where
-from minigrad.nn.ops.activation import Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus
+from minigrad.nn.ops.activation import Elu, EluInplace, _check_float, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear_map import (
@@ -168,6 +168,256 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
         _check_tensors("softplus", input=input)
     return Softplus.apply(input, beta, threshold)
 
+
+
+# The activations below are compositions of differentiable tensor operations (so they have
+# gradients to any order for free). Their kinks follow PyTorch's derivatives exactly: each
+# piecewise one picks its pieces with ``where`` on a mask of the input, so the derivative at a
+# threshold is whichever piece PyTorch's backward formula takes there.
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _constant(input: Tensor, values) -> Tensor:
+    """A constant (no gradient) of ``input``'s dtype: the value of a flat piece."""
+    return Tensor._wrap(np.asarray(values, dtype=input._data.dtype))
+
+
+def _overwrite(input: Tensor, fn, *args) -> Tensor:
+    """The ``inplace=True`` form: ``fn`` of a copy of ``input``, written back into ``input``.
+
+    Its node is ``CopyBackwards`` (PyTorch's in-place kernels have nodes of their own); the
+    gradient is the same, and a leaf that requires grad is refused, as in PyTorch.
+    """
+    return input.copy_(fn(input.clone(), *args))
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """x clamped to [min_val, max_val]; the derivative is 1 strictly inside, 0 at the bounds (PyTorch's)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("hardtanh", input=input)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype == bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if inplace:
+        return _overwrite(input, hardtanh, min_val, max_val)
+    d = input._data
+    with np.errstate(invalid="ignore"):
+        inside = (d > min_val) & (d < max_val)
+        return where(Tensor._wrap(inside), input, _constant(input, np.clip(d, min_val, max_val)))
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("hardtanh_", input=input)
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6): ``hardtanh(x, 0, 6)``, as in PyTorch (the derivative at 0 and 6 is 0)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("relu6", input=input)
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalising constants; the derivative at 0 is scale * alpha."""
+    if type(input) not in _TENSORS:
+        _check_tensors("selu", input=input)
+    if inplace:
+        return _overwrite(input, selu)
+    return Elu.apply(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def selu_(input: Tensor) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("selu_", input=input)
+    return selu(input, inplace=True)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x / alpha) - 1): ``alpha * elu(x / alpha)``, derivative 1 at 0."""
+    if type(input) not in _TENSORS:
+        _check_tensors("celu", input=input)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    _check_float(input, "elu")
+    if inplace:
+        return _overwrite(input, celu, alpha)
+    return Elu.apply(input / alpha, 1.0) * alpha
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("celu_", input=input)
+    return celu(input, alpha, inplace=True)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x)): a smooth ReLU that dips slightly below 0."""
+    if type(input) not in _TENSORS:
+        _check_tensors("mish", input=input)
+    _check_float(input, "mish")
+    if inplace:
+        return _overwrite(input, mish)
+    return input * Softplus.apply(input, 1.0, 20.0).tanh()
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|), PyTorch's composition."""
+    if type(input) not in _TENSORS:
+        _check_tensors("softsign", input=input)
+    if input.dtype == bool_:
+        raise NotImplementedError('"abs" not implemented for minigrad.bool: call .float() first')
+    return input / (input.abs() + 1)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x) along ``dim``: the smallest entries get the most weight."""
+    if type(input) not in _TENSORS:
+        _check_tensors("softmin", input=input)
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim, _stacklevel)
+    return softmax(-input, dim, dtype=dtype)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), without overflow or a log of 0 at either end."""
+    if type(input) not in _TENSORS:
+        _check_tensors("logsigmoid", input=input)
+    _check_float(input, "log_sigmoid")
+    return -Softplus.apply(-input, 1.0, float("inf"))
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """(x + 3) / 6 clamped to [0, 1]; the derivative is 1/6 strictly between -3 and 3, else 0."""
+    if type(input) not in _TENSORS:
+        _check_tensors("hardsigmoid", input=input)
+    _check_float(input, "hardsigmoid")
+    if inplace:
+        return _overwrite(input, hardsigmoid)
+    d = input._data
+    with np.errstate(invalid="ignore"):
+        inside = (d > -3) & (d < 3)
+        return where(Tensor._wrap(inside), (input + 3) / 6, _constant(input, np.clip((d + 3) / 6, 0, 1)))
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * hardsigmoid(x); PyTorch's derivative: 0 up to -3, x / 3 + 0.5 strictly between -3 and 3, 1 from 3."""
+    if type(input) not in _TENSORS:
+        _check_tensors("hardswish", input=input)
+    _check_float(input, "hardswish")
+    if inplace:
+        return _overwrite(input, hardswish)
+    d = input._data
+    with np.errstate(invalid="ignore"):
+        middle, below = (d > -3) & (d < 3), d <= -3
+    x = where(Tensor._wrap(middle), input, 0.0)  # (0 outside: no inf * 0 in the middle piece's gradient)
+    curve = x * (x + 3) / 6
+    return where(Tensor._wrap(middle), curve, where(Tensor._wrap(below), input * 0.0, input))  # (-inf * 0: NaN)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), a and b the two halves of ``input`` along ``dim`` (a gated linear unit)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("glu", input=input)
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    _check_float(input, "glu")
+    if not -input.ndim <= dim < input.ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, {input.ndim - 1}], "
+                         f"but got {dim})")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size {size}")
+    half = size // 2
+    return input.narrow(dim, 0, half) * input.narrow(dim, half, half).sigmoid()
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else ``value`` (NaN stays NaN); the derivative is 0 at the threshold."""
+    if type(input) not in _TENSORS:
+        _check_tensors("threshold", input=input)
+    if input.dtype == bool_:
+        raise NotImplementedError('"threshold" not implemented for minigrad.bool')
+    if inplace:
+        return _overwrite(input, globals()["threshold"], threshold, value)
+    d = input._data
+    limit = d.dtype.type(threshold) if d.dtype.kind != "f" else threshold  # (an integer input: cast, as in PyTorch)
+    with np.errstate(invalid="ignore"):
+        replaced = d <= limit
+    return where(Tensor._wrap(~replaced), input, _constant(input, value))
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("threshold_", input=input)
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def _shrunk(input: Tensor, lambd: float) -> np.ndarray:
+    """Where |x| > lambd (NaN included): the entries hardshrink and softshrink keep, and differentiate."""
+    d = input._data
+    with np.errstate(invalid="ignore"):
+        return ~((d >= -lambd) & (d <= lambd))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0 (the derivative at +-lambd is 0)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("hardshrink", input=input)
+    _check_float(input, "hardshrink")
+    return where(Tensor._wrap(_shrunk(input, lambd)), input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, else 0: x shrunk toward 0 by lambd."""
+    if type(input) not in _TENSORS:
+        _check_tensors("softshrink", input=input)
+    _check_float(input, "softshrink")
+    largest = float(np.finfo(input._data.dtype).max)
+    if not 0 <= lambd <= largest:
+        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype {_dtype_word(input)}, "
+                           f"but found {lambd:g}")
+    keep = _shrunk(input, lambd)
+    with np.errstate(invalid="ignore"):
+        shift = np.where(input._data > lambd, lambd, -lambd)
+    return where(Tensor._wrap(keep), input - _constant(input, shift), 0.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("tanhshrink", input=input)
+    return input - input.tanh()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, else weight * x, with one learnt slope per channel (dimension 1) or one for all.
+
+    The derivative at 0 is the slope, as in PyTorch; the slope's gradient sums x * grad over x <= 0.
+    """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS:
+        _check_tensors("prelu", input=input, weight=weight)
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    if input._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_dtype_word(input)} and {_dtype_word(weight)}")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    count = weight.numel()
+    if count != 1 and count != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{count} and channel size = {channels}.")
+    slope = weight.reshape(()) if count == 1 else weight.reshape([1, count] + [1] * (input.ndim - 2))
+    with np.errstate(invalid="ignore"):
+        positive = Tensor._wrap(input._data > 0)
+    return where(positive, input, slope * where(positive, 0.0, input))  # (0, not x: no inf * 0 in the slope's grad)
+
+
+def _dtype_word(t: Tensor) -> str:
+    """PyTorch's scalar-type word (Float, Double, Long, ...) in its type-promotion messages."""
+    return t.type().split(".")[-1].replace("Tensor", "")
 
 # -- layers -------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

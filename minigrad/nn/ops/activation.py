@@ -139,7 +139,8 @@ class Softplus(Function):
         ctx.beta, ctx.threshold = beta, threshold
         data = x._data
         scaled = data * data.dtype.type(beta)
-        smooth = np.logaddexp(scaled, data.dtype.type(0)) / data.dtype.type(beta)  # log(1 + e^z), no overflow
+        with np.errstate(invalid="ignore"):  # (NaN stays NaN, quietly, as in PyTorch)
+            smooth = np.logaddexp(scaled, data.dtype.type(0)) / data.dtype.type(beta)  # log(1 + e^z), no overflow
         return Tensor._wrap(np.where(scaled > threshold, data, smooth).astype(data.dtype, copy=False))
 
     @staticmethod
