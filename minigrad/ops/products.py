@@ -10,6 +10,8 @@ way). The ones with nodes of their own:
     einsum            a sum of products; the derivative for one operand is the einsum of the
                       output gradient with the other operands, written to that operand's
                       subscripts: for "ij,jk->ik", dA = einsum("ik,jk->ij", dC, B).
+                      A repeated subscript ("ii->i") puts the gradient on the diagonal: the
+                      target is renamed ("iA") and tied by an identity matrix ("i,iA->iA").
     addmm             β·input + α·(m1 @ m2): d input = β·grad (summed back to its shape),
                       d m1 = α·grad @ m2ᵀ, d m2 = α·m1ᵀ @ grad.
 """
@@ -232,25 +234,44 @@ def trace(self) -> Tensor:
 
 
 # -- einsum -------------------------------------------------------------------------------------------
+def _spell_out_ellipsis(subscripts: list, output: str | None, operands) -> tuple:
+    """'...' replaced by letters the equation does not use, one per broadcast dim, aligned from
+    the right as PyTorch aligns them; the implicit output puts them first."""
+    free = iter(c for c in string.ascii_letters if c not in "".join(subscripts) + (output or ""))
+    counts = []
+    for i, (s, t) in enumerate(zip(subscripts, operands)):
+        if s.count("...") > 1 or "." in s.replace("...", ""):
+            raise RuntimeError(f"einsum(): found more than one '...' or a stray '.' in the subscripts of operand {i}")
+        counts.append(t.ndim - len(s.replace("...", "")) if "..." in s else 0)
+        if counts[-1] < 0:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s) - 3}) is more than the "
+                               f"number of dimensions ({t.ndim}) for operand {i}")
+    letters = "".join(next(free) for _ in range(max(counts + [0])))
+    spelled = [s.replace("...", letters[len(letters) - n:]) for s, n in zip(subscripts, counts)]
+    if output is None:
+        return spelled, None, letters
+    if "." in output.replace("...", "") or output.count("...") > 1:
+        raise RuntimeError("einsum(): found more than one '...' or a stray '.' in the output subscripts")
+    return spelled, output.replace("...", letters), letters
+
+
 def _parse(equation: str, operands) -> tuple:
     """The subscripts of each operand and of the output ("ij,jk->ik"; without "->", the output is
-    the letters that appear once, in alphabetical order, as in NumPy and PyTorch)."""
+    the letters that appear once, in alphabetical order, after the '...' dims, as in NumPy and PyTorch)."""
     equation = equation.replace(" ", "")
-    if "." in equation:
-        raise NotImplementedError("einsum: '...' (broadcast dimensions) is not supported in minigrad: "
-                                  "name every dimension with a letter")
     inputs, arrow, output = equation.partition("->")
     subscripts = inputs.split(",")
     if len(subscripts) != len(operands):
         raise RuntimeError(f"einsum(): {len(subscripts)} operands were specified in the equation but "
                            f"{len(operands)} were given")
+    subscripts, output, broadcast = _spell_out_ellipsis(subscripts, output if arrow else None, operands)
     letters = "".join(subscripts)
-    for c in letters + output:
+    for c in letters + (output or ""):
         if c not in string.ascii_letters:
             raise RuntimeError(f"einsum(): invalid subscript given at index {equation.index(c)} in the equation "
                                f"string, subscripts must be in [a-zA-Z]")
-    if not arrow:
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if output is None:
+        output = broadcast + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in broadcast))
     for c in output:
         if c not in letters:
             raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input operand")
@@ -261,11 +282,11 @@ def _parse(equation: str, operands) -> tuple:
         if len(s) != t.ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) does not match the "
                                f"number of dimensions ({t.ndim}) for operand {i} and no ellipsis was given")
-        if len(set(s)) != len(s):
-            raise NotImplementedError(f"einsum: a subscript repeated within one operand ('{s}': a diagonal) is not "
-                                      "supported in minigrad: take .diagonal() first")
         for c, n in zip(s, t.shape):
             if sizes.setdefault(c, n) != n:
+                if c in broadcast:
+                    raise NotImplementedError(f"einsum: '...' dims of sizes {sizes[c]} and {n} would broadcast, which "
+                                              "minigrad does not do: expand the operands to the same sizes first")
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
                                    f"with previously seen size {sizes[c]}")
     return subscripts, output, sizes
@@ -288,18 +309,29 @@ class Einsum(Function):
     @staticmethod
     def backward(ctx, grad):
         operands = ctx.saved_tensors
+        used = "".join(ctx.subscripts) + ctx.output
         grads = []
         for i, (s, needs) in enumerate(zip(ctx.subscripts, ctx.needs_input_grad[3:])):
             if not needs:
                 grads.append(None)
                 continue
-            others = [(ctx.subscripts[j], operands[j]) for j in range(len(operands)) if j != i]
-            seen = ctx.output + "".join(o for o, _ in others)
-            kept = "".join(c for c in s if c in seen)  # a letter only operand i has was summed: broadcast back
-            spec = [ctx.output] + [o for o, _ in others]
-            g = Einsum.apply(spec, kept, ctx.sizes, grad, *(t for _, t in others))
-            if kept != s:
-                g = g.reshape(*[ctx.sizes[c] if c in kept else 1 for c in s]).expand(*[ctx.sizes[c] for c in s])
+            specs = [ctx.output] + [ctx.subscripts[j] for j in range(len(operands)) if j != i]
+            inputs = [grad] + [operands[j] for j in range(len(operands)) if j != i]
+            # A letter repeated in operand i ("ii": its diagonal) is renamed in the target and tied
+            # to the original by an identity matrix: the gradient lands on the diagonal, zeros elsewhere.
+            sizes, target, fresh = dict(ctx.sizes), "", iter(c for c in string.ascii_letters if c not in used)
+            for c in s:
+                if c in target:
+                    renamed = next(fresh)
+                    sizes[renamed] = sizes[c]
+                    specs.append(c + renamed)
+                    inputs.append(Tensor._wrap(np.eye(sizes[c], dtype=grad._data.dtype)))
+                    c = renamed
+                target += c
+            kept = "".join(c for c in target if c in "".join(specs))  # a letter only operand i has was summed
+            g = Einsum.apply(specs, kept, sizes, *inputs)
+            if kept != target:  # ... so its gradient is the same all along it
+                g = g.reshape(*[sizes[c] if c in kept else 1 for c in target]).expand(*[sizes[c] for c in target])
             grads.append(g)
         return (None, None, None, *grads)
 
