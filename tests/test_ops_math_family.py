@@ -1,5 +1,6 @@
 """Elementwise math PyTorch has beyond the basics: inverse trigonometry (ops/inverse_trig.py),
-logarithms in other bases, the error function and friends (ops/special.py).
+logarithms in other bases, the error function and friends (ops/special.py), and the predicates
+isnan ... with logical_and ... and nan_to_num (ops/predicates.py).
 
 Each op runs through the checks of tests/test_ops_extra.py: gradcheck and gradgradcheck in
 float64; values, gradients, dtypes, shapes and node names against PyTorch in float64 and
@@ -41,6 +42,13 @@ def distinct(rng, *shape):
     """Values 0.1 or more apart, in both signs, none near 0: no ties, no kinks."""
     n = int(np.prod(shape, dtype=np.int64))
     return ((rng.permutation(n) - (n - 1) // 2) * 0.2 + 0.1 + rng.uniform(-0.02, 0.02, n)).reshape(shape)
+
+
+def with_specials(rng, *shape):
+    """Normal values with NaN, +inf and -inf among them (nan_to_num's input)."""
+    x = rng.standard_normal(shape)
+    x.reshape(-1)[:3] = [NAN, INF, -INF][:x.size]
+    return x
 
 
 def interleaved(rng, *shape):
@@ -102,6 +110,10 @@ CASES = {
     "true_divide": (lambda L, a, b: a.true_divide(b), [(normal, (2, 3)), (positive, (2, 3))]),
     "true_divide_broadcast": (lambda L, a, b: a.true_divide(b), [(normal, (2, 3)), (positive, (3,))]),
     "true_divide_number": (lambda L, a: a.true_divide(4.0), [(normal, (2, 3))]),
+    "nan_to_num": (lambda L, x: x.nan_to_num(), [(with_specials, (2, 3))]),
+    "nan_to_num_values": (lambda L, x: L.nan_to_num(x, 1.5, 2.0, -3.0), [(with_specials, (2, 3))]),
+    "nan_to_num_keywords": (lambda L, x: x.nan_to_num(posinf=4.0, neginf=None), [(with_specials, (4,))]),
+    "nan_to_num_finite": (lambda L, x: L.nan_to_num(x), [(normal, (2, 3))]),
     # in place, on a non-leaf
     "asin_": (lambda L, x: (x * 1).asin_(), [(inside, (2, 3))]),
     "arccos_": (lambda L, x: L.arccos_(x * 1), [(inside, (2, 3))]),
@@ -128,6 +140,8 @@ CASES = {
     "clamp_min_tensor_": (lambda L, x, m: (x * 1).clamp_min_(m), [(distinct, (2, 3)), (interleaved, (3,))]),
     "clamp_max_tensor_": (lambda L, x, m: L.clamp_max_(x * 1, m), [(distinct, (2, 3)), (interleaved, (2, 3))]),
     "true_divide_": (lambda L, a, b: (a * 1).true_divide_(b), [(normal, (2, 3)), (positive, (3,))]),
+    "nan_to_num_": (lambda L, x: (x * 1).nan_to_num_(neginf=-2.0), [(with_specials, (2, 3))]),
+    "nan_to_num_fn_": (lambda L, x: L.nan_to_num_(x * 1, 0.5), [(with_specials, (3,))]),
 }
 
 
@@ -209,6 +223,7 @@ UNARY = {
     "logit": lambda L, x: x.logit(), "logit_eps": lambda L, x: x.logit(0.25), "sgn": lambda L, x: x.sgn() * x,
     "clamp_min": lambda L, x: x.clamp_min(0.5), "clamp_max": lambda L, x: L.clamp_max(x, -0.5),
     "lerp_weight": lambda L, x: L.lerp(L.zeros_like(x), L.ones_like(x), x),
+    "nan_to_num": lambda L, x: x.nan_to_num(), "nan_to_num_values": lambda L, x: L.nan_to_num(x, -1.0, 7.0, -7.0),
 }
 BINARY = {
     "atan2": lambda L, a, b: L.atan2(a, b),
@@ -336,6 +351,13 @@ BAD = {
     "erf_inplace_int": lambda L: L.tensor([1, 2]).erf_(),
     "square_inplace_bool": lambda L: L.tensor([True]).square_(),
     "logit_inplace_leaf": lambda L: L.ones(2, requires_grad=True).logit_(),
+    "logical_and_number": lambda L: L.logical_and(z(L, 2), 1),
+    "logical_or_bool": lambda L: z(L, 2).logical_or(True),
+    "logical_xor_shapes": lambda L: L.logical_xor(z(L, 2), z(L, 3)),
+    "logical_and_list": lambda L: z(L, 2).logical_and([1.0, 0.0]),
+    "nan_to_num_string": lambda L: z(L, 2).nan_to_num("a"),
+    "nan_to_num_posinf_string": lambda L: L.nan_to_num(z(L, 2), posinf="a"),
+    "nan_to_num_inplace_leaf": lambda L: L.ones(2, requires_grad=True).nan_to_num_(),
 }
 
 
@@ -374,3 +396,47 @@ def test_error_functions_are_within_a_few_ulps_of_torch(name):
         x = np.concatenate([np.linspace(-28, 28, 40001), rng.standard_normal(20000) * 3, np.logspace(-300, 0, 300)])
     ours = getattr(minigrad.tensor(x), name)().numpy()
     assert _ulps(ours, getattr(torch.tensor(x), name)()) <= 8
+
+
+# -- predicates and logic: bool results, no gradient, on every dtype --------------------------------------
+PREDICATES = {
+    "isnan": lambda L, x: x.isnan(), "isinf": lambda L, x: L.isinf(x), "isfinite": lambda L, x: x.isfinite(),
+    "isposinf": lambda L, x: x.isposinf(), "isneginf": lambda L, x: x.isneginf(),
+    "logical_not": lambda L, x: L.logical_not(x),
+}
+LOGIC = {
+    "logical_and": lambda L, a, b: L.logical_and(a, b), "logical_or": lambda L, a, b: a.logical_or(b),
+    "logical_xor": lambda L, a, b: L.logical_xor(a, b),
+}
+
+
+def grid(L, dtype: str):
+    """The special values in ``dtype`` (integers and bools: -2 ... 2)."""
+    if dtype.startswith("float"):
+        return L.tensor(SPECIAL, dtype=getattr(L, dtype), requires_grad=True)
+    return L.tensor([-2, -1, 0, 1, 2], dtype=getattr(L, dtype))
+
+
+def answer(out):
+    return str(out.dtype).split(".")[-1], out.requires_grad, out.grad_fn is None, out.numpy().tolist()
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(PREDICATES))
+def test_predicates_match_torch(name, dtype):
+    ours, theirs = (answer(PREDICATES[name](L, grid(L, dtype))) for L in (minigrad, torch))
+    assert ours == theirs
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(LOGIC))
+def test_logic_matches_torch_for_every_pair_of_dtypes(name):
+    for a_dtype, b_dtype in itertools.product(DTYPES, repeat=2):
+        results = []
+        for L in (minigrad, torch):
+            a, b = grid(L, a_dtype), grid(L, b_dtype)
+            if a.shape != b.shape:  # (integers: 5 values against 11 floats) every pair, by broadcasting
+                a, b = a.reshape(-1, 1), b.reshape(1, -1)
+            results.append(answer(LOGIC[name](L, a, b)))
+        assert results[0] == results[1], f"{name}({a_dtype}, {b_dtype})"

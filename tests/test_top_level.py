@@ -75,6 +75,7 @@ OTHER_ARGS = {
     "nanmean": (1,),
     "logit": (), "logit_": (), "hypot": ("x",), "lerp": ("x", 0.5), "clamp_min": (0.5,), "clamp_max": (0.5,),
     "clamp_min_": (0.5,), "clamp_max_": (0.5,), "minimum": ("x",), "fmax": ("x",), "fmin": ("x",),
+    "logical_and": ("x",), "logical_or": ("x",), "logical_xor": ("x",), "nan_to_num": (), "nan_to_num_": (),
     "movedim": (0, 1), "moveaxis": (0, 1), "swapaxes": (0, 1), "swapdims": (0, 1), "rot90": (), "tile": ((2,),),
     "repeat_interleave": (2,), "masked_select": ("mask",), "take": ("rows",), "nonzero": (),
 }
