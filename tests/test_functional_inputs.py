@@ -61,7 +61,8 @@ CALLS = {
     "celu_": ("x",), "mish": ("x",), "softsign": ("x",), "softmin": ("x", 1), "logsigmoid": ("x",),
     "hardsigmoid": ("x",), "hardswish": ("x",), "glu": ("image",), "threshold": ("x", 0.5, 0.0),
     "threshold_": ("x", 0.5, 0.0), "hardshrink": ("x",), "softshrink": ("x",), "tanhshrink": ("x",),
-    "prelu": ("x", "row"),
+    "prelu": ("x", "row"), "normalize": ("x",), "cosine_similarity": ("x", "y"), "pairwise_distance": ("x", "y"),
+    "kl_div": ("x", "y"),
 }
 
 

@@ -30,8 +30,8 @@ import numpy as np
 
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.random import generator
-from minigrad.dtypes import bool_, int32, int64
-from minigrad.functional_ops import broadcast_tensors, cat, check_tensor, where
+from minigrad.dtypes import bool_, from_numpy_dtype, int32, int64
+from minigrad.functional_ops import broadcast_tensors, cat, check_tensor, where, write_out
 from minigrad.nn.ops.activation import Elu, EluInplace, _check_float, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
@@ -812,6 +812,43 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return NativeBatchNorm.apply(input, weight, bias, dims, view, eps, stats, training)
 
 
+
+# -- distances and similarities ---------------------------------------------------
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """x / max(||x||_p, eps) along ``dim``: each slice scaled to norm 1 (zero slices stay 0)."""
+    if type(input) not in _TENSORS or type(out) not in _TENSORS_OR_NONE:
+        _check_tensors("normalize", input=input, out=out)
+    result = input / input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    return result if out is None else write_out("normalize", result, out)
+
+
+def _floor_value(norm: Tensor, eps: float) -> Tensor:
+    """``norm`` raised to ``eps`` in value only: PyTorch clamps the norms in place under no_grad, so the
+    gradient still flows through the unclamped norm."""
+    return norm + (norm.clamp(min=eps) - norm).detach()
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """<x1, x2> / (max(||x1||, eps) * max(||x2||, eps)) along ``dim``, after broadcasting x1 and x2."""
+    if type(x1) not in _TENSORS or type(x2) not in _TENSORS:
+        _check_tensors("cosine_similarity", x1=x1, x2=x2)
+    common = np.result_type(x1._data.dtype, x2._data.dtype)
+    if common.kind != "f":
+        word = {"b": "Bool", "i": "Long" if common.itemsize == 8 else "Int"}.get(common.kind, str(common))
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {word}")
+    x1, x2 = broadcast_tensors(x1.to(from_numpy_dtype(common)), x2.to(from_numpy_dtype(common)))
+    norm1 = _floor_value(x1.norm(2, dim, keepdim=True), eps)
+    norm2 = _floor_value(x2.norm(2, dim, keepdim=True), eps)
+    return ((x1 / norm1) * (x2 / norm2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """||x1 - x2 + eps||_p over the last dimension (eps keeps the norm's gradient finite at x1 == x2)."""
+    if type(x1) not in _TENSORS or type(x2) not in _TENSORS:
+        _check_tensors("pairwise_distance", x1=x1, x2=x2)
+    innermost = max(x1.ndim, x2.ndim) - 1
+    return (x1 - x2 + eps).norm(p, innermost, keepdim=keepdim)
+
 # -- losses -------------------------------------------------------------------
 def _reduce(losses: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
@@ -1107,6 +1144,41 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _check_weight(weight, input)
     return _reduce(HuberLoss.apply(expanded_input, expanded_target, "none", delta) * weight, reduction)
 
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence of ``target`` from the distribution whose log-probabilities are ``input``.
+
+    Pointwise target * (log(target) - input), 0 where target is 0 (or, with ``log_target``, both
+    given as logs: exp(target) * (target - input)). ``reduction="batchmean"`` (sum / batch size) is
+    the divergence's definition; "mean" divides by every element too, and PyTorch warns about it.
+    """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS:
+        _check_tensors("kl_div", input=input, target=target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support size."
+                "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        if reduction != "batchmean":
+            _check_reduction(reduction)
+    if input._data.dtype.kind != "f" or target._data.dtype.kind != "f":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:
+        nonzero = where(Tensor._wrap(target._data == 0), 1.0, target)  # xlogy: 0 * log 0 is 0 (and its gradient 0)
+        losses = target * nonzero.log() - target * input
+    if reduction == "batchmean":
+        total = losses.sum()
+        return total / input.shape[0] if input.ndim else total
+    return _reduce(losses, reduction)
 
 def _check_weight(weight: Tensor, input: Tensor) -> None:
     if weight.shape != input.shape:

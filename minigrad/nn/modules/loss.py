@@ -104,3 +104,19 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+class KLDivLoss(_Loss):
+    """``F.kl_div``: log-probabilities ``input`` against a target distribution; use ``reduction="batchmean"``.
+
+    The reduction is checked when the loss is computed, as in PyTorch ("batchmean" is kl_div's only).
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
+        Module.__init__(self)
+        self.reduction = reduction if size_average is None and reduce is None else \
+            F._legacy_reduction(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
