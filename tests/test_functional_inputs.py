@@ -62,7 +62,7 @@ CALLS = {
     "hardsigmoid": ("x",), "hardswish": ("x",), "glu": ("image",), "threshold": ("x", 0.5, 0.0),
     "threshold_": ("x", 0.5, 0.0), "hardshrink": ("x",), "softshrink": ("x",), "tanhshrink": ("x",),
     "prelu": ("x", "row"), "normalize": ("x",), "cosine_similarity": ("x", "y"), "pairwise_distance": ("x", "y"),
-    "kl_div": ("x", "y"),
+    "kl_div": ("x", "y"), "gaussian_nll_loss": ("x", "y", "y"),
 }
 
 

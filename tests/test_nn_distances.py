@@ -1,9 +1,10 @@
-"""normalize, cosine_similarity, pairwise_distance, kl_div and their Modules, against torch 2.13.
+"""normalize, cosine_similarity, pairwise_distance, kl_div, gaussian_nll_loss and their Modules, against torch 2.13.
 
 Generated inputs (float64 and float32; 0-d, empty, broadcast and batched shapes) with zero
 slices, equal rows and zero targets planted in them: values and the gradients of both inputs
 must be torch's; gradcheck and gradgradcheck in float64; the Modules' reprs; kl_div's reductions,
-its warning for "mean" and the legacy arguments; the exceptions for bad arguments.
+its warning for "mean" and the legacy arguments; gaussian_nll_loss's variance shapes and values
+below eps; the exceptions for bad arguments.
 """
 from __future__ import annotations
 
@@ -193,3 +194,53 @@ def test_modules_as_torch(name):
     assert mine[2][0] == theirs[2][0]
     if mine[2][0] == "ok":
         _close(mine[2][1], theirs[2][1], "float64", name)
+
+
+# var: its shape, relative to the input's (3, 4), and its values (some below eps, or negative)
+VARIANCES = {
+    "same shape": lambda rng: rng.uniform(0, 2, (3, 4)),
+    "no last dimension": lambda rng: rng.uniform(0, 2, (3,)),
+    "shared along dim 0": lambda rng: rng.uniform(0, 2, (1, 4)),
+    "shared along dim 1": lambda rng: rng.uniform(0, 2, (3, 1)),
+    "below eps": lambda rng: np.where(rng.random((3, 4)) < 0.5, 0.0, 1e-8),
+    "float": lambda rng: 0.7,
+    "float 0": lambda rng: 0.0,
+    "negative float": lambda rng: -1.0,
+    "negative entry": lambda rng: rng.uniform(0, 2, (3, 4)) - 0.1 * (rng.random((3, 4)) < 0.2),
+    "wrong shape": lambda rng: rng.uniform(0, 2, (4,)),
+    "two shared dimensions": lambda rng: rng.uniform(0, 2, (1, 1)),
+}
+GAUSSIAN = [(var, full, reduction, dtype) for var in VARIANCES for full in (False, True)
+            for reduction in ("mean", "sum", "none", "batchmean") for dtype in ("float64", "float32")]
+
+
+@pytest.mark.parametrize("var,full,reduction,dtype", GAUSSIAN)
+def test_gaussian_nll_loss_as_torch(var, full, reduction, dtype):
+    rng = np.random.default_rng(len(var) + full)
+    mean, target, variance = rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), VARIANCES[var](rng)
+
+    def run(lib):
+        x = lib.tensor(mean.astype(dtype), requires_grad=True)
+        v = lib.tensor(variance.astype(dtype), requires_grad=True) if isinstance(variance, np.ndarray) else variance
+        loss = lib.nn.GaussianNLLLoss(full=full, eps=1e-6, reduction=reduction)
+        y = loss(x, lib.tensor(target.astype(dtype)), v)
+        grads = lib.autograd.grad(y.sum(), [x] + ([v] if not isinstance(v, float) else []))
+        return repr(loss), y.detach().numpy(), [g.numpy() for g in grads]
+    mine, theirs = _outcome(lambda: run(minigrad)), _outcome(lambda: run(torch))
+    assert mine[0] == theirs[0], f"minigrad {mine}, torch {theirs}"
+    if mine[0] != "ok":
+        assert mine[1] == theirs[1]
+        return
+    assert mine[1][0] == theirs[1][0]
+    _close(mine[1][1], theirs[1][1], dtype, "value")
+    for gm, gt in zip(mine[1][2], theirs[1][2], strict=True):
+        _close(gm, gt, dtype, "gradient")
+
+
+def test_gaussian_nll_loss_gradcheck_and_gradgradcheck():
+    rng = np.random.default_rng(5)
+    x, t = (minigrad.tensor(rng.standard_normal((3, 4)), requires_grad=True) for _ in range(2))
+    v = minigrad.tensor(rng.uniform(0.5, 2, (3, 1)), requires_grad=True)
+    fn = lambda a, b, c: minigrad.nn.functional.gaussian_nll_loss(a, b, c, full=True)  # noqa: E731
+    assert gradcheck(fn, (x, t, v), eps=1e-6, atol=1e-5, rtol=1e-4)
+    assert gradgradcheck(fn, (x, t, v), eps=1e-6, atol=1e-5, rtol=1e-4)

@@ -24,6 +24,7 @@ TypeError (also where PyTorch's own function, written in Python, fails with an A
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 
 import numpy as np
@@ -1179,6 +1180,41 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
         total = losses.sum()
         return total / input.shape[0] if input.ndim else total
     return _reduce(losses, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of ``target`` under normal distributions of mean ``input`` and variance ``var``.
+
+    0.5 * (log(var) + (input - target)^2 / var), plus 0.5 * log(2 pi) if ``full``. ``var`` has the
+    input's shape, or one dimension of size 1 (one variance shared along it), or lacks the last
+    dimension; a float is one variance for all. It is raised to ``eps`` in value only, as PyTorch
+    does it (in place under no_grad), so its gradient passes unclamped.
+    """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or (
+            type(var) not in _TENSORS and not isinstance(var, float)):
+        # PyTorch's function is Python arithmetic: a target that is a number or an ndarray works there too
+        _check_tensors("gaussian_nll_loss", input=input,
+                       **({} if isinstance(target, (int, float, np.ndarray)) else {"target": target}),
+                       **({} if isinstance(var, float) else {"var": var}))
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = Tensor._wrap(np.full(input.shape, var, dtype=input._data.dtype))
+    elif (var._data < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")  # (the heteroscedastic case passes: one dimension of 1)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = _floor_value(var, eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
 
 def _check_weight(weight: Tensor, input: Tensor) -> None:
     if weight.shape != input.shape:

@@ -120,3 +120,14 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class GaussianNLLLoss(_Loss):
+    """``F.gaussian_nll_loss``: ``criterion(mean, target, var)`` for a model that predicts a mean and a variance."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        Module.__init__(self)  # (the reduction is checked when the loss is computed, as in PyTorch)
+        self.reduction, self.full, self.eps = reduction, full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
