@@ -13,9 +13,11 @@ as in PyTorch.
 
 What minigrad leaves out, compared with ``torch.nn.functional``: dilation, groups and string
 padding in conv2d; ``ceil_mode`` and ``dilation`` in max_pool2d;
-``max_norm``, ``scale_grad_by_freq`` and ``sparse`` in embedding; the
-``inplace=True`` forms of the activations; inputs without a batch dimension
-in conv2d and max_pool2d (they take NCHW).
+``scale_grad_by_freq`` and ``sparse`` in embedding; inputs without a batch dimension
+in conv2d and max_pool2d (they take NCHW). The ``inplace=True`` forms of the
+activations composed of tensor operations (hardtanh, selu, celu, mish, ...) write
+their result back into the input: the same values and gradients as PyTorch's, under
+a ``CopyBackwards`` node instead of PyTorch's in-place one.
 
 Each function opens with a guard that costs nothing when its arguments are tensors: anything else
 goes to ``_check_tensors``, which refuses a list, a NumPy array or a number with PyTorch's
@@ -33,7 +35,9 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.random import generator
 from minigrad.dtypes import bool_, from_numpy_dtype, int32, int64
 from minigrad.functional_ops import broadcast_tensors, cat, check_tensor, where, write_out
-from minigrad.nn.ops.activation import Elu, EluInplace, _check_float, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus
+from minigrad.nn.ops.activation import (
+    Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus, _check_float,
+)
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.conv import Conv2d, MaxPool2d
 from minigrad.nn.ops.linear_map import (

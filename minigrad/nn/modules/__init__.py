@@ -12,7 +12,8 @@ from minigrad.nn.modules.dropout import Dropout
 from minigrad.nn.modules.flatten import Flatten, Unflatten
 from minigrad.nn.modules.linear import Identity, Linear
 from minigrad.nn.modules.loss import (
-    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
+    SmoothL1Loss,
 )
 from minigrad.nn.modules.normalization import LayerNorm
 from minigrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d

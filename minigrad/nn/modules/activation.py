@@ -1,9 +1,10 @@
 """Activations as Modules, so they can sit in a ``Sequential``.
 
-Each forward is one call of the function in ``nn.functional``. ``ReLU(inplace=True)`` overwrites its input, as in PyTorch;
-so do SiLU, LeakyReLU and ELU (each with a Function of its own), and the
-activations composed of tensor operations (Hardtanh, ReLU6, SELU, CELU, Mish,
-Hardsigmoid, Hardswish, Threshold) by writing their result back into the input.
+Each forward is one call of the function in ``nn.functional``.
+``ReLU(inplace=True)`` overwrites its input, as in PyTorch; so do SiLU,
+LeakyReLU and ELU (each with a Function of its own), and the activations
+composed of tensor operations (Hardtanh, ReLU6, SELU, CELU, Mish, Hardsigmoid,
+Hardswish, Threshold) by writing their result back into the input.
 ``PReLU`` is the one activation with a parameter: its learnt negative slope.
 """
 from __future__ import annotations

@@ -174,20 +174,20 @@ class ModuleList(_IndexedModules):
         return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
 
 
-def _pairs(owner: str, items) -> Iterator[tuple]:
+def _pairs(container: str, items) -> Iterator[tuple]:
     """The (key, value) pairs of ``update``'s argument, with PyTorch's errors for anything else."""
     if not isinstance(items, Iterable):
-        raise TypeError(f"{owner}.update should be called with an iterable of key/value pairs, "
+        spelled = "ParametersDict" if container == "ParameterDict" else container  # (PyTorch's spelling)
+        raise TypeError(f"{spelled}.update should be called with an iterable of key/value pairs, "
                         f"but got {type(items).__name__}")
     if isinstance(items, (Mapping, ModuleDict, ParameterDict)):
         yield from items.items()
         return
-    name = "ModuleDict" if owner == "ModuleDict" else "ParameterDict"
     for j, pair in enumerate(items):
         if not isinstance(pair, Iterable):
-            raise TypeError(f"{name} update sequence element #{j} should be Iterable; is{type(pair).__name__}")
+            raise TypeError(f"{container} update sequence element #{j} should be Iterable; is{type(pair).__name__}")
         if len(pair) != 2:
-            raise ValueError(f"{name} update sequence element #{j} has length {len(pair)}; 2 is required")
+            raise ValueError(f"{container} update sequence element #{j} has length {len(pair)}; 2 is required")
         yield pair[0], pair[1]
 
 
@@ -407,7 +407,7 @@ class ParameterDict(Module):
 
     def update(self, parameters) -> None:
         """Add (or replace) the entries of a mapping or of an iterable of (key, value) pairs."""
-        pairs = _pairs("ParametersDict", parameters)
+        pairs = _pairs("ParameterDict", parameters)
         if isinstance(parameters, Mapping) and not isinstance(parameters, (OrderedDict, ParameterDict)):
             pairs = sorted(pairs)
         for key, value in pairs:
