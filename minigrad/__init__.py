@@ -48,7 +48,7 @@ __version__ = "0.1.0"
 
 # The functions whose input may be a Python number (``minigrad.sub(1, t)``), as PyTorch's: its
 # arithmetic takes numbers as tensors, and remainder has a number-first overload.
-_NUMBER_INPUT = frozenset({"add", "sub", "mul", "div", "floor_divide", "remainder"})
+_NUMBER_INPUT = frozenset({"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder"})
 # sum and prod without a dim are, in PyTorch, an overload of their own that takes no out=.
 _OUT_NEEDS_DIM = frozenset({"sum", "prod"})
 

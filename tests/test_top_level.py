@@ -77,7 +77,7 @@ OTHER_ARGS = {
     "clamp_min_": (0.5,), "clamp_max_": (0.5,), "minimum": ("x",), "fmax": ("x",), "fmin": ("x",),
     "logical_and": ("x",), "logical_or": ("x",), "logical_xor": ("x",), "nan_to_num": (), "nan_to_num_": (),
     "movedim": (0, 1), "moveaxis": (0, 1), "swapaxes": (0, 1), "swapdims": (0, 1), "rot90": (), "tile": ((2,),),
-    "repeat_interleave": (2,), "masked_select": ("mask",), "take": ("rows",), "nonzero": (),
+    "repeat_interleave": (2,), "masked_select": ("mask",), "take": ("rows",), "nonzero": (), "true_divide": (2.0,),
 }
 
 
@@ -152,7 +152,8 @@ def _call_with_input(lib, name: str, input):
     named = {"x": x, "xT": x.T * 1, "v": lib.ones(3, dtype=lib.float64), "batch": x[None] * 1,
              "index": lib.zeros(2, 1, dtype=lib.int64), "rows": lib.tensor([0]), "mask": x > 0.5}
     args = [named[a] if isinstance(a, str) else a for a in OTHER_ARGS.get(name, ())]
-    if name in ("add", "sub", "mul", "div", "remainder", "fmod", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge"):
+    if name in ("add", "sub", "mul", "div", "true_divide", "remainder", "fmod", "floor_divide", "eq", "ne", "lt", "le",
+                "gt", "ge"):
         args[0] = x  # (a number as input, a tensor as other: the overload PyTorch may have)
     return getattr(lib, name)(input, *args)
 

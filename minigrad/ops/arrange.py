@@ -19,9 +19,9 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import cat, check_tensor, write_out
-from minigrad.ops.broadcast import broadcast_error, integer, normalize_dims, sum_to, wrap_dim
+from minigrad.ops.broadcast import broadcast_error, flag, integer, normalize_dims, sum_to, wrap_dim
 from minigrad.ops.shape import IndexAdd, view_of
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _sizes
 from minigrad.ops.registry import tensor_method
 
 
@@ -34,8 +34,8 @@ def _dims(value) -> tuple:
 def movedim(self, source, destination) -> Tensor:
     """The dims ``source`` moved to positions ``destination``; the others keep their order."""
     if isinstance(source, (tuple, list)) != isinstance(destination, (tuple, list)):
-        raise TypeError(f"movedim(): source and destination must both be ints or both sequences of ints, "
-                        f"got {type(source).__name__} and {type(destination).__name__}")
+        raise TypeError(f"movedim(): argument 'source' and argument 'destination' must both be ints or both "
+                        f"sequences of ints, got {type(source).__name__} and {type(destination).__name__}")
     source, destination = _dims(source), _dims(destination)
     if len(source) != len(destination):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
@@ -93,7 +93,9 @@ class Rot90(Function):
 @tensor_method(top_level=True, out=False)
 def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
     """A quarter turn ``k`` times in the plane of ``dims``, from the first dim towards the second."""
-    k, dims = integer(k, "k"), tuple(dims)
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"rot90(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
+    k, dims = integer(k, "k"), _sizes((dims,), "dims")
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if self.ndim < 2:
@@ -108,7 +110,7 @@ def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
 @tensor_method(top_level=True, out=False)
 def tile(self, *dims) -> Tensor:
     """``repeat`` that accepts fewer repeats than dims (leading ones are 1)."""
-    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    dims = _sizes(dims, "dims")
     return self.repeat(*((1,) * (self.ndim - len(dims)) + tuple(dims)))
 
 
@@ -118,6 +120,8 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None) -> Tens
     (of the flattened tensor by default); ``repeats`` may be a tensor of counts, one per element.
     ``repeat_interleave(counts)`` alone is ``arange(len(counts))`` repeated by ``counts``."""
     if repeats is None:  # torch.repeat_interleave(repeats): the indices
+        if dim is not None or output_size is not None:
+            raise TypeError("repeat_interleave(): argument 'repeats' must be a Tensor or an int when dim is given")
         if self._data.dtype.kind not in "iu":
             raise NotImplementedError(f"repeat_interleave: repeats must be integers, not {self.dtype}")
         if self.ndim > 1:
@@ -303,7 +307,7 @@ def nonzero(self, *, as_tuple: bool = False):
     """The indices of the nonzero elements: one row per element (n, ndim), or with ``as_tuple``
     one 1-D tensor per dim (what ``x[x.nonzero(as_tuple=True)]`` indexes with)."""
     x = self._data
-    if as_tuple:
+    if flag(as_tuple, "as_tuple"):
         found = np.nonzero(x.reshape(1) if x.ndim == 0 else x)
         return tuple(Tensor._wrap(i.astype(np.int64)) for i in found)
     return Tensor._wrap(np.asarray(np.argwhere(x), dtype=np.int64, order="C"))

@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import check_tensor
-from minigrad.ops.broadcast import normalize_dims, wrap_dim
+from minigrad.ops.broadcast import flag, normalize_dims, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
@@ -79,12 +79,12 @@ class Amin(Amax):
 @tensor_method(top_level=True)
 def amax(self, dim=(), keepdim: bool = False) -> Tensor:
     """The largest value over ``dim`` (every dim by default); a tie shares the gradient."""
-    return Amax.apply(self, dim, bool(keepdim))
+    return Amax.apply(self, dim, flag(keepdim, "keepdim"))
 
 
 @tensor_method(top_level=True)
 def amin(self, dim=(), keepdim: bool = False) -> Tensor:
-    return Amin.apply(self, dim, bool(keepdim))
+    return Amin.apply(self, dim, flag(keepdim, "keepdim"))
 
 
 # -- cumprod --------------------------------------------------------------------------------------------
@@ -286,7 +286,7 @@ class Nansum(Function):
 @tensor_method(top_level=True)
 def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum, NaN counted as 0."""
-    return Nansum.apply(self if dtype is None else self.to(dtype), dim, bool(keepdim))
+    return Nansum.apply(self if dtype is None else self.to(dtype), dim, flag(keepdim, "keepdim"))
 
 
 @tensor_method(top_level=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import broadcast_error
+from minigrad.ops.broadcast import broadcast_error, number
 from minigrad.ops.registry import tensor_method
 from minigrad.tensor import Tensor
 
@@ -42,9 +42,7 @@ def _logical(name: str, numpy_fn, a: Tensor, b) -> Tensor:
 
 
 def _number(name: str, argument: str, position: int, value) -> float | None:
-    if value is None or isinstance(value, (int, float)):
-        return value
-    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be float, not {type(value).__name__}")
+    return value if value is None else number(value, argument)
 
 
 class NanToNum(Function):

@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import broadcast_error, sum_to
+from minigrad.ops.broadcast import broadcast_error, number, sum_to
 from minigrad.ops.elementwise import Clamp, Div, Pow, Where, _binary, _zero_where
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.unary import Sign
@@ -231,8 +231,8 @@ class Logit(Function):
         ctx.save_for_backward(a)
         ctx.eps = eps
         x = _float(a)
-        if eps is not None:
-            x = np.clip(x, eps, 1 - eps)
+        if eps is not None:  # (eps first, as PyTorch: with eps > 0.5 the low bound wins)
+            x = np.where(x < eps, eps, np.where(x > 1 - eps, 1 - eps, x)).astype(x.dtype, copy=False)
         with np.errstate(divide="ignore", invalid="ignore"):
             return Tensor._wrap(np.log(x / (1 - x)))
 
@@ -276,7 +276,8 @@ class Lerp(Function):
     @staticmethod
     def forward(ctx, start, end, weight):
         s, e, w = start._data, end._data, weight._data if isinstance(weight, Tensor) else weight
-        if s.dtype != e.dtype or (isinstance(weight, Tensor) and w.dtype != s.dtype):
+        # (a 0-d weight tensor of any dtype is taken as a number would be, as in PyTorch)
+        if s.dtype != e.dtype or (isinstance(weight, Tensor) and w.dtype != s.dtype and w.ndim):
             other, name = (e, "end") if s.dtype != e.dtype else (w, "weight")
             raise RuntimeError(f"expected dtype {_torch_name(s.dtype)} for `{name}` but got dtype "
                                f"{_torch_name(other.dtype)}: convert it with .to(start.dtype)")
@@ -438,17 +439,14 @@ def _lerp(start: Tensor, end, weight):
     end = _other("lerp", end)
     if isinstance(weight, Tensor):
         return LerpTensor, (start, end, weight)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)):
-        raise TypeError(f"lerp(): argument 'weight' must be Number or Tensor, not {type(weight).__name__}")
-    return Lerp, (start, end, weight)
+    return Lerp, (start, end, number(weight, "weight"))
 
 
 def _clamp_bound(name: str, a: Tensor, bound):
     """The Function and arguments of clamp_min / clamp_max for a number or a tensor bound."""
     if isinstance(bound, Tensor):
         return (ClampMinTensor if name == "min" else ClampMaxTensor), (bound,)
-    if not isinstance(bound, (int, float)):
-        raise TypeError(f"clamp_{name}(): argument '{name}' must be Number or Tensor, not {type(bound).__name__}")
+    bound = number(bound, name)
     if a._data.dtype == np.bool_ and isinstance(bound, bool):
         raise NotImplementedError(f"\"clamp_{name}_scalar_cpu\" not implemented for 'Bool': convert with .int() first")
     return (ClampMin, (bound, None)) if name == "min" else (ClampMax, (None, bound))
@@ -488,7 +486,7 @@ def erfinv(self) -> Tensor:
 
 @tensor_method(top_level=True)
 def logit(self, eps: float | None = None) -> Tensor:
-    return Logit.apply(self, eps)
+    return Logit.apply(self, eps if eps is None else float(number(eps, "eps")))
 
 
 @tensor_method(top_level=True)
@@ -536,9 +534,7 @@ def fmin(self, other: Tensor) -> Tensor:
     return Fmin.apply(self, _other("fmin", other))
 
 
-# (a method only for now: torch.true_divide(2, x) takes a number input, which minigrad.<name> allows
-# only for the names in minigrad/__init__.py's _NUMBER_INPUT)
-@tensor_method()
+@tensor_method(top_level=True)
 def true_divide(self, other) -> Tensor:
     """``self / other``: PyTorch's older name for ``div``."""
     return Div.apply(self, _argument("true_divide", other))
@@ -576,7 +572,7 @@ def erfinv_(self) -> Tensor:
 
 @tensor_method(top_level=True)
 def logit_(self, eps: float | None = None) -> Tensor:
-    return self._inplace(Logit, eps)
+    return self._inplace(Logit, eps if eps is None else float(number(eps, "eps")))
 
 
 @tensor_method()
