@@ -39,7 +39,7 @@ def _list_op(rng) -> tuple:
     """One operation on a list-like container; indices from -5 to 5, sometimes out of range."""
     i = int(rng.integers(-5, 6))
     choices = ["append", "extend", "getitem", "setitem", "slice", "iadd", "len", "iter"]
-    choices += ["insert", "pop", "delitem", "delslice", "add"]
+    choices += ["insert", "pop", "delitem", "delslice", "add", "mul", "imul"]
     op = choices[int(rng.integers(len(choices)))]
     if op in ("slice", "delslice"):
         return op, slice(*(int(v) if v is not None else None for v in rng.choice([None, -2, 0, 1, 3], 3)))
@@ -70,6 +70,13 @@ def _run_list(lib, kind: str, ops: list, make) -> list:
                 other = [make(lib, next(counter))]
                 combined = container + (nn.Sequential(*other) if kind == "Sequential" else other)
                 return _observe(combined)
+            if op in ("mul", "imul"):  # (Sequential's: the others refuse, as in torch)
+                factor = [2, 0, 1.5, 3][arg % 4]
+                if op == "mul":
+                    return _observe(container * factor if arg % 2 else factor * container)
+                before = container
+                container.__imul__(factor)
+                return container is before
             if op == "getitem":
                 return _describe(container[arg])
             if op == "setitem":

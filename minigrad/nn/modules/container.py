@@ -116,6 +116,23 @@ class Sequential(_IndexedModules):
             raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
         return self.extend(other)
 
+    def _repeats(self, other: int) -> int:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return other
+
+    def __mul__(self, other: int) -> "Sequential":
+        """The same layers (the same objects, so shared parameters) ``other`` times over."""
+        return Sequential(*(list(self) * self._repeats(other)))
+
+    def __rmul__(self, other: int) -> "Sequential":
+        return self.__mul__(other)
+
+    def __imul__(self, other: int) -> "Sequential":
+        return self.extend(list(self) * (self._repeats(other) - 1))
+
     def forward(self, input: Tensor) -> Tensor:
         for module in self:
             input = module(input)
