@@ -463,3 +463,16 @@ def test_copy_gives_what_it_overwrote_a_constant_zero_gradient():
            ("setitem", 2, (Ellipsis,), 0, None, False), ("func", "DirtyMul", (3,), ()),
            ("inplace", "abs_", 0, None, None, True), ("unary", "abs", 2), leaf((), False), leaf((), False),
            ("grad", 5, [0, 1], 0, None, True, False)])
+
+
+def test_advanced_setitem_from_another_tensor_on_the_same_empty_memory():
+    """Seed 7127: x[[0, 1]] = x.detach() with x of shape (2, 0). Only the very same tensor fully
+    overlaps itself with no elements; its detach() shares the (empty) memory and writes nothing."""
+    check([leaf((2, 0), False), ("detach", 0), ("setitem", 0, (("list", (0, 1)),), 1, None, True)])
+
+
+def test_advanced_setitem_of_a_number_has_an_edge_for_the_value():
+    """Seed 7123: c[[0]] = 2.0 records IndexPutBackward0 with two edges, as PyTorch wraps the number in
+    a tensor (self, values): its post-hooks see two gradients, the value's None."""
+    check([leaf(), leaf((1,)), ("binary", "add", 0, 1), ("setitem", 2, (("list", (0,)),), None, 2.0, False),
+           ("node_hook", 2, "post", None), ("grad", 2, [0], 0, None, False, False)])

@@ -89,7 +89,7 @@ def _inplace(self, op: type, *args) -> "Tensor":
     if op is not _shape.FillTensor and not masked_fill and not same_window:  # (they read self's values first)
         region = _basic_part(self._data, args[0]) if op is _shape.IndexPut else self._data
         for a in args:
-            if isinstance(a, Tensor) and _overlaps(region, a._data, exact_is_fine=op is not _shape.IndexPut):
+            if isinstance(a, Tensor) and _overlaps(region, a._data, a is self, exact_is_fine=op is not _shape.IndexPut):
                 raise RuntimeError(
                     "unsupported operation: some elements of the input tensor and the written-to tensor "
                     "refer to a single memory location. Please clone() the tensor before performing the operation."
@@ -216,7 +216,7 @@ def _basic_part(data: np.ndarray, index: tuple) -> np.ndarray:
     return data if _same_window(part, data) else part
 
 
-def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> bool:
+def _overlaps(written: np.ndarray, read: np.ndarray, same_tensor: bool, exact_is_fine: bool) -> bool:
     """PyTorch's overlap check for an in-place write (``get_overlap_status``).
 
     Only dense operands are compared (PyTorch gives up on the others, and so
@@ -226,8 +226,8 @@ def _overlaps(written: np.ndarray, read: np.ndarray, exact_is_fine: bool) -> boo
     size-1 dimensions count too, as in PyTorch: the view ops that make them
     follow PyTorch's conventions (``np.expand_dims``, ``shape._expand_strides``).
     """
-    if written is read:  # the same tensor: a full overlap, even with no elements
-        return not exact_is_fine
+    if same_tensor:  # a full overlap, even with no elements (another tensor on the same memory, such as
+        return not exact_is_fine  # its detach(), overlaps only where there are elements, as in PyTorch)
     if not written.size or not read.size or not np.may_share_memory(written, read):
         return False
     if not (_dense(written) and _dense(read)):

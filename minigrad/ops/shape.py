@@ -513,6 +513,7 @@ class IndexPut(Function):
     """``a[key] = value`` computed out of place: the in-place form writes it back."""
 
     node_name = "IndexPutBackward0"
+    _operands = (0, 2)  # a number value gets an edge too (to nowhere), as PyTorch wraps it in a tensor; the key none
 
     @staticmethod
     def forward(ctx, a, key, value):
