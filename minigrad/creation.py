@@ -12,7 +12,7 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.device import resolve as resolve_device
 from minigrad.random import generator
-from minigrad.ops.broadcast import number
+from minigrad.ops.broadcast import number, type_name
 from minigrad.tensor import Tensor, _sizes
 from minigrad.ops.registry import tensor_method
 
@@ -92,9 +92,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``array`` (changes to one show in the other)."""
     if not isinstance(array, np.ndarray):
-        kind = type(array)
-        kind = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-        raise TypeError(f"expected np.ndarray (got {kind}): minigrad.tensor(data) copies other data")
+        raise TypeError(f"expected np.ndarray (got {type_name(array)}): minigrad.tensor(data) copies other data")
     dtypes.from_numpy_dtype(array.dtype)
     _refuse_negative_strides(array)
     return Tensor._wrap(array)

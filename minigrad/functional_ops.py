@@ -14,7 +14,7 @@ import numpy as np
 from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 
 from minigrad.ops import elementwise, shape
-from minigrad.ops.broadcast import broadcast_error
+from minigrad.ops.broadcast import broadcast_error, type_name
 from minigrad.tensor import Size, Tensor
 
 # What the guards of where's and pow's arguments let through at once; check_tensor judges the rest.
@@ -108,7 +108,7 @@ def _check_tensor_list(fn: str, tensors) -> None:
     """cat's and stack's argument: a list or tuple of tensors, as in PyTorch (``cat(t)`` would
     otherwise join the rows of ``t``)."""
     if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not {_type_name(tensors)}")
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not {type_name(tensors)}")
     for i, t in enumerate(tensors):
         if type(t) is not Tensor:
             _check_element(i, t)
@@ -119,19 +119,11 @@ def _check_element(index: int, value) -> None:
         raise TypeError(f"expected Tensor as element {index} in argument 0, but got {_described(value)}")
 
 
-def _type_name(value) -> str:
-    """The type as PyTorch spells it: a builtin or a tensor plainly (``float``, ``Tensor``), others
-    with their module (``numpy.ndarray``)."""
-    kind = type(value)
-    plain = kind.__module__ == "builtins" or issubclass(kind, Tensor)
-    return kind.__qualname__ if plain else f"{kind.__module__}.{kind.__qualname__}"
-
-
 def _described(value) -> str:
     """The type of a value that should have been a tensor, and the fix when it holds data (as
     ``minigrad.exp(...)`` and the other top-level functions say it)."""
     fix = ": wrap it with minigrad.tensor(...) first" if isinstance(value, (list, tuple, np.ndarray)) else ""
-    return _type_name(value) + fix
+    return type_name(value) + fix
 
 
 def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:

@@ -47,7 +47,7 @@ from minigrad.autograd.anomaly_mode import _AnomalyMode, record_forward_tracebac
 from minigrad.autograd.grad_mode import _GradMode, is_grad_enabled, no_grad
 from minigrad.autograd import graph as _graph  # (_graph.Tensor: the registered tensor class)
 from minigrad.autograd.graph import Node, SavedTensor
-from minigrad.ops.broadcast import sum_to
+from minigrad.ops.broadcast import sum_to, type_name
 
 
 class Function:
@@ -748,7 +748,7 @@ def _iter_tensors(obj, allow_none: bool = False):
         for item in obj.values():
             yield from _iter_tensors(item, allow_none)
     else:
-        name = type(obj).__qualname__ if type(obj).__module__ == "builtins" else f"{type(obj).__module__}.{type(obj).__qualname__}"
+        name = type_name(obj)
         raise ValueError(
             f"Auto nesting doesn't know how to process an input object of type {name}. "
             "Accepted types: Tensors, or lists/tuples of them"
