@@ -476,3 +476,10 @@ def test_advanced_setitem_of_a_number_has_an_edge_for_the_value():
     a tensor (self, values): its post-hooks see two gradients, the value's None."""
     check([leaf(), leaf((1,)), ("binary", "add", 0, 1), ("setitem", 2, (("list", (0,)),), None, 2.0, False),
            ("node_hook", 2, "post", None), ("grad", 2, [0], 0, None, False, False)])
+
+
+def test_cat_post_hook_sees_the_gradient_of_an_input_that_needs_none():
+    """Seed 7139: cat((x, x.detach())). PyTorch's CatBackward0 (and StackBackward0) computes every
+    input's gradient, so its node post-hooks see the detached input's too."""
+    check([leaf((1,)), ("detach", 0), ("join", "cat", (0, 1), 0), ("node_hook", 2, "post", None),
+           ("backward", 2, 0, None, True, None)])

@@ -130,6 +130,9 @@ class Function:
     # A custom Function (one not defined in minigrad): PyTorch treats its node apart from its
     # built-in ops' nodes, and minigrad checks everything its backward returns.
     _custom = False
+    # A built-in op whose PyTorch backward computes every input's gradient, needed or not (cat,
+    # stack): its node post-hooks see them all. Other built-in ops' unneeded gradients are dropped.
+    _all_gradients = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -138,7 +141,7 @@ class Function:
         cls._custom = not cls.__module__.startswith("minigrad.")
         cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
             "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls),
-            "_custom": cls._custom, "_operands": cls._operands,
+            "_custom": cls._custom, "_operands": cls._operands, "_all_gradients": cls._all_gradients,
         })
 
     def __init__(self, *args, **kwargs) -> None:
@@ -303,7 +306,7 @@ class FunctionCtx(Node):
                         g = self._sum_to_input(i, g, shape)
                     if g._data.dtype != dtype:
                         g = g.to(dtype)
-                elif not self._custom:
+                elif not (self._custom or self._all_gradients):
                     g = None
             checked.append(g)
         return tuple(checked)

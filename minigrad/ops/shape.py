@@ -223,6 +223,7 @@ class Expand(Function):
 
 class Cat(Function):
     node_name = "CatBackward0"
+    _all_gradients = True  # (node post-hooks see the gradient of an input that needs none, as PyTorch's)
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -272,6 +273,7 @@ def _promote_all(tensors) -> np.dtype:
 
 class Stack(Function):
     node_name = "StackBackward0"
+    _all_gradients = True  # (node post-hooks see the gradient of an input that needs none, as PyTorch's)
 
     @staticmethod
     def forward(ctx, dim, *tensors):
