@@ -16,7 +16,7 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"minigrad(\.
 from minigrad.dtypes import (  # noqa: A001
     bool_ as bool, double, dtype, float, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
 )
-from minigrad.tensor import Size, Tensor, is_tensor
+from minigrad.tensor import Size, Tensor, check_tensor as _check_tensor, is_tensor
 from minigrad.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
@@ -36,8 +36,7 @@ from minigrad.ops.extrema import std_mean, var_mean
 from minigrad.ops.products import einsum, tensordot
 from minigrad.ops.registry import TOP_LEVEL as _TOP_LEVEL, WITHOUT_OUT as _WITHOUT_OUT
 from minigrad.functional_ops import (
-    broadcast_shapes, broadcast_tensors, cat, check_tensor as _check_tensor, maximum, pow, stack, where,
-    write_out as _write_out,
+    broadcast_shapes, broadcast_tensors, cat, maximum, pow, stack, where, write_out as _write_out,
 )
 from minigrad import autograd, data, nn, optim, return_types
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"

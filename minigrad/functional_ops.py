@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from numbers import Number
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 
 from minigrad.ops import elementwise, shape
 from minigrad.ops.broadcast import broadcast_error, type_name
-from minigrad.tensor import Size, Tensor
+from minigrad.tensor import Size, Tensor, _described, check_tensor
 
 # What the guards of where's and pow's arguments let through at once; check_tensor judges the rest.
 _TENSOR_OR_NUMBER = (Tensor, int, float)
@@ -93,17 +92,6 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     return result if out is None else write_out("pow", result, out)
 
 
-def check_tensor(fn: str, argument: str, position: int, value, numbers: bool = False) -> None:
-    """PyTorch's TypeError for an argument that is not a tensor (nor, with ``numbers``, a Python
-    number): ``relu(): argument 'input' (position 1) must be Tensor, not numpy.ndarray``, plus the fix.
-
-    The slow path behind a ``type(x) is not Tensor`` guard, which a Tensor subclass also takes.
-    """
-    if isinstance(value, Tensor) or numbers and isinstance(value, Number):
-        return
-    raise TypeError(f"{fn}(): argument '{argument}' (position {position}) must be Tensor, not {_described(value)}")
-
-
 def _check_tensor_list(fn: str, tensors) -> None:
     """cat's and stack's argument: a list or tuple of tensors, as in PyTorch (``cat(t)`` would
     otherwise join the rows of ``t``)."""
@@ -117,13 +105,6 @@ def _check_tensor_list(fn: str, tensors) -> None:
 def _check_element(index: int, value) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"expected Tensor as element {index} in argument 0, but got {_described(value)}")
-
-
-def _described(value) -> str:
-    """The type of a value that should have been a tensor, and the fix when it holds data (as
-    ``minigrad.exp(...)`` and the other top-level functions say it)."""
-    fix = ": wrap it with minigrad.tensor(...) first" if isinstance(value, (list, tuple, np.ndarray)) else ""
-    return type_name(value) + fix
 
 
 def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:

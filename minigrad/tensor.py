@@ -13,6 +13,7 @@ import operator
 import warnings
 import weakref
 from collections import OrderedDict
+from numbers import Number
 
 import numpy as np
 
@@ -573,9 +574,27 @@ def _argument(name: str, x):
 def _tensor_argument(fn: str, argument: str, position: int, x):
     """``x`` if it is a Tensor, else PyTorch's TypeError naming the method and the argument
     (``x.mm(2.0)`` would fail deep inside the op on ``2.0.ndim``)."""
-    if isinstance(x, Tensor):
-        return x
-    raise TypeError(f"{fn}(): argument '{argument}' (position {position}) must be Tensor, not {_type_name(x)}")
+    if not isinstance(x, Tensor):
+        check_tensor(fn, argument, position, x)
+    return x
+
+
+def check_tensor(fn: str, argument: str, position: int, value, numbers: bool = False) -> None:
+    """PyTorch's TypeError for an argument that is not a tensor (nor, with ``numbers``, a Python
+    number): ``relu(): argument 'input' (position 1) must be Tensor, not numpy.ndarray``, plus the fix.
+
+    The slow path behind a ``type(x) is not Tensor`` guard, which a Tensor subclass also takes.
+    """
+    if isinstance(value, Tensor) or numbers and isinstance(value, Number):
+        return
+    raise TypeError(f"{fn}(): argument '{argument}' (position {position}) must be Tensor, not {_described(value)}")
+
+
+def _described(value) -> str:
+    """The type of a value that should have been a tensor, and the fix when it holds data (as
+    ``minigrad.exp(...)`` and the other top-level functions say it)."""
+    fix = ": wrap it with minigrad.tensor(...) first" if isinstance(value, (list, tuple, np.ndarray)) else ""
+    return _type_name(value) + fix
 
 
 def _float_formatter(data: np.ndarray):

@@ -34,7 +34,7 @@ import numpy as np
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.random import generator
 from minigrad.dtypes import bool_, from_numpy_dtype, int32, int64
-from minigrad.functional_ops import broadcast_tensors, cat, check_tensor, where, write_out
+from minigrad.functional_ops import broadcast_tensors, cat, where, write_out
 from minigrad.nn.ops.activation import (
     Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus, _check_float,
 )
@@ -50,7 +50,7 @@ from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss
 from minigrad.nn.parameter import Parameter
 from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.softmax import LogSoftmax, Softmax
-from minigrad.tensor import Tensor, _operand
+from minigrad.tensor import Tensor, _operand, check_tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
 # What the guard at the top of each function lets through at once (a layer's weight is a

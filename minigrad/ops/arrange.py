@@ -18,10 +18,10 @@ import warnings
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.functional_ops import cat, check_tensor, write_out
+from minigrad.functional_ops import cat, write_out
 from minigrad.ops.broadcast import broadcast_error, flag, integer, normalize_dims, sum_to, wrap_dim
 from minigrad.ops.shape import IndexAdd, view_of
-from minigrad.tensor import Tensor, _sizes
+from minigrad.tensor import Tensor, _sizes, check_tensor
 from minigrad.ops.registry import tensor_method
 
 

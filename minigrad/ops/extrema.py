@@ -21,10 +21,9 @@ import warnings
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.functional_ops import check_tensor
 from minigrad.ops.broadcast import flag, normalize_dims, wrap_dim
 from minigrad.ops.elementwise import Where
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
 from minigrad import return_types
 

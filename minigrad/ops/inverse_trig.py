@@ -20,7 +20,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, sum_to
 from minigrad.ops.elementwise import Where
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _tensor_argument
 
 
 def _float(a: Tensor) -> np.ndarray:
@@ -77,13 +77,6 @@ class Atan2(Function):
                 sum_to(grad * -a * recip, b.shape) if need_b else None)
 
 
-def _other(name: str, other) -> Tensor:
-    """PyTorch's TypeError for a second input that is not a tensor (atan2 takes no number)."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
-    return other
-
-
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
 @tensor_method("asin", "arcsin", top_level=True)
 def asin(self) -> Tensor:
@@ -117,7 +110,7 @@ def atanh(self) -> Tensor:
 
 @tensor_method("atan2", "arctan2", top_level=True)
 def atan2(self, other: Tensor) -> Tensor:
-    return Atan2.apply(self, _other("atan2", other))
+    return Atan2.apply(self, _tensor_argument("atan2", "other", 1, other))
 
 
 @tensor_method("asin_", "arcsin_", top_level=True)
@@ -154,4 +147,4 @@ def atanh_(self) -> Tensor:
 
 @tensor_method("atan2_", "arctan2_")
 def atan2_(self, other: Tensor) -> Tensor:
-    return self._inplace(Atan2, _other("atan2_", other))
+    return self._inplace(Atan2, _tensor_argument("atan2_", "other", 1, other))

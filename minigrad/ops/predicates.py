@@ -13,7 +13,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, number
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, _tensor_argument
 
 
 def _floating(a: Tensor) -> np.ndarray | None:
@@ -27,14 +27,8 @@ def _each(a: Tensor, numpy_fn, integers: bool) -> Tensor:
     return Tensor._wrap(np.full(a._data.shape, integers) if x is None else np.asarray(numpy_fn(x)))
 
 
-def _other(name: str, other) -> Tensor:
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
-    return other
-
-
 def _logical(name: str, numpy_fn, a: Tensor, b) -> Tensor:
-    x, y = a._data, _other(name, b)._data
+    x, y = a._data, _tensor_argument(name, "other", 1, b)._data
     try:
         return Tensor._wrap(np.asarray(numpy_fn(x != 0, y != 0)))  # (NaN != 0: NaN is true)
     except ValueError:

@@ -22,11 +22,11 @@ import string
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.functional_ops import check_tensor, write_out
+from minigrad.functional_ops import write_out
 from minigrad.ops.broadcast import integer, sum_to, wrap_dim
 from minigrad.ops.linalg import Dot
 from minigrad.ops.shape import view_of
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
 
 

@@ -26,7 +26,7 @@ from minigrad.ops.broadcast import broadcast_error, number, sum_to
 from minigrad.ops.elementwise import Clamp, Div, Pow, Where, _binary, _zero_where
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.unary import Sign
-from minigrad.tensor import Tensor, _argument
+from minigrad.tensor import Tensor, _argument, _tensor_argument
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
@@ -428,15 +428,8 @@ class Fmin(Function):
         return _pick_backward(ctx, grad, _at_most_or_nan(a._data, b._data))
 
 
-def _other(name: str, other, position: int = 1) -> Tensor:
-    """PyTorch's TypeError for an argument that must be a tensor (these take no number)."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(other).__name__}")
-    return other
-
-
 def _lerp(start: Tensor, end, weight):
-    end = _other("lerp", end)
+    end = _tensor_argument("lerp", "other", 1, end)
     if isinstance(weight, Tensor):
         return LerpTensor, (start, end, weight)
     return Lerp, (start, end, number(weight, "weight"))
@@ -491,7 +484,7 @@ def logit(self, eps: float | None = None) -> Tensor:
 
 @tensor_method(top_level=True)
 def hypot(self, other: Tensor) -> Tensor:
-    return Hypot.apply(self, _other("hypot", other))
+    return Hypot.apply(self, _tensor_argument("hypot", "other", 1, other))
 
 
 @tensor_method(top_level=True)
@@ -521,17 +514,17 @@ def clamp_max(self, max) -> Tensor:  # noqa: A002 - PyTorch's keyword
 
 @tensor_method(top_level=True)
 def minimum(self, other: Tensor) -> Tensor:
-    return Minimum.apply(self, _other("minimum", other))
+    return Minimum.apply(self, _tensor_argument("minimum", "other", 1, other))
 
 
 @tensor_method(top_level=True)
 def fmax(self, other: Tensor) -> Tensor:
-    return Fmax.apply(self, _other("fmax", other))
+    return Fmax.apply(self, _tensor_argument("fmax", "other", 1, other))
 
 
 @tensor_method(top_level=True)
 def fmin(self, other: Tensor) -> Tensor:
-    return Fmin.apply(self, _other("fmin", other))
+    return Fmin.apply(self, _tensor_argument("fmin", "other", 1, other))
 
 
 @tensor_method(top_level=True)
@@ -577,7 +570,7 @@ def logit_(self, eps: float | None = None) -> Tensor:
 
 @tensor_method()
 def hypot_(self, other: Tensor) -> Tensor:
-    return self._inplace(Hypot, _other("hypot_", other))
+    return self._inplace(Hypot, _tensor_argument("hypot_", "other", 1, other))
 
 
 @tensor_method()
