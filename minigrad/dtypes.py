@@ -128,6 +128,11 @@ TYPE_NAMES = {float32.numpy: "FloatTensor", float64.numpy: "DoubleTensor", int32
               int64.numpy: "LongTensor", bool_.numpy: "BoolTensor"}
 
 
+def scalar_type_name(np_dtype) -> str:
+    """PyTorch's word for a dtype in its error messages: Float, Double, Int, Long, Bool."""
+    return TYPE_NAMES[np.dtype(np_dtype)].removesuffix("Tensor")
+
+
 def from_type_name(name: str) -> dtype:
     """The dtype of 'minigrad.DoubleTensor' or 'torch.DoubleTensor' (so PyTorch code runs unchanged)."""
     prefix, _, kind = name.rpartition(".")

@@ -33,7 +33,7 @@ import numpy as np
 
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.random import generator
-from minigrad.dtypes import bool_, from_numpy_dtype, int32, int64
+from minigrad.dtypes import bool_, from_numpy_dtype, int32, int64, scalar_type_name
 from minigrad.functional_ops import broadcast_tensors, cat, where, write_out
 from minigrad.nn.ops.activation import (
     Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus, _check_float,
@@ -383,8 +383,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _check_float(input, "softshrink")
     largest = float(np.finfo(input._data.dtype).max)
     if not 0 <= lambd <= largest:
-        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype {_dtype_word(input)}, "
-                           f"but found {lambd:g}")
+        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype "
+                           f"{scalar_type_name(input._data.dtype)}, but found {lambd:g}")
     keep = _shrunk(input, lambd)
     with np.errstate(invalid="ignore"):
         shift = np.where(input._data > lambd, lambd, -lambd)
@@ -408,7 +408,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     if input._data.dtype != weight._data.dtype:
-        raise RuntimeError(f"prelu: Type promoting not supported. Got {_dtype_word(input)} and {_dtype_word(weight)}")
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input._data.dtype)} and "
+                           f"{scalar_type_name(weight._data.dtype)}")
     channels = input.shape[1] if input.ndim >= 2 else 1
     count = weight.numel()
     if count != 1 and count != channels:
@@ -419,10 +420,6 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         positive = Tensor._wrap(input._data > 0)
     return where(positive, input, slope * where(positive, 0.0, input))  # (0, not x: no inf * 0 in the slope's grad)
 
-
-def _dtype_word(t: Tensor) -> str:
-    """PyTorch's scalar-type word (Float, Double, Long, ...) in its type-promotion messages."""
-    return t.type().split(".")[-1].replace("Tensor", "")
 
 # -- layers -------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

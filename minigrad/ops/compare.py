@@ -14,15 +14,12 @@ from minigrad.ops.broadcast import broadcast_error, number, type_name
 from minigrad.tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}
-
-
 def _arrays(fn: str, a: Tensor, b: Tensor) -> tuple:
     b = _tensor_argument(fn, "other", 1, b)
     x, y = a._data, b._data
     if x.dtype != y.dtype:
-        name = lambda z: _TORCH_NAMES[dtypes.from_numpy_dtype(z.dtype).name]  # noqa: E731
-        raise RuntimeError(f"{name(y)} did not match {name(x)}: convert one tensor with .to(other.dtype)")
+        raise RuntimeError(f"{dtypes.scalar_type_name(y.dtype)} did not match {dtypes.scalar_type_name(x.dtype)}: "
+                           "convert one tensor with .to(other.dtype)")
     try:
         np.broadcast_shapes(x.shape, y.shape)
     except ValueError:

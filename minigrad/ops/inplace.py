@@ -144,7 +144,8 @@ def __setitem__(self, key, value) -> None:
         if isinstance(value, Tensor) and value._data.dtype != self._data.dtype and _same_dtype_needed(index, value):
             raise RuntimeError(
                 "Index put requires the source and destination dtypes match, got "
-                f"{_scalar_type(self)} for the destination and {_scalar_type(value)} for the source."
+                f"{dtypes.scalar_type_name(self._data.dtype)} for the destination and "
+                f"{dtypes.scalar_type_name(value._data.dtype)} for the source."
                 f" Convert the value first: value.to({self.dtype})."
             )
         if isinstance(value, Tensor) and value.ndim and value.shape[0] == 1:
@@ -250,11 +251,6 @@ def _same_dtype_needed(index: tuple, value: Tensor) -> bool:
 def _is_masked_fill(index: tuple, value: Tensor) -> bool:
     """A lone bool mask and a one-element value: PyTorch's setitem is then ``masked_fill_``."""
     return len(index) == 1 and isinstance(index[0], np.ndarray) and index[0].dtype == np.bool_ and value._data.size == 1
-
-
-def _scalar_type(t: Tensor) -> str:
-    """PyTorch's short name of a tensor's dtype in messages: Float, Double, Long, Int, Bool."""
-    return dtypes.TYPE_NAMES[t._data.dtype].removesuffix("Tensor")
 
 
 def _dense(a: np.ndarray) -> bool:

@@ -139,11 +139,6 @@ def _erfinv64(y: np.ndarray) -> np.ndarray:
     return np.copysign(x, y)
 
 
-def _torch_name(dtype: np.dtype) -> str:
-    """PyTorch's name of a scalar type, as its kernels' messages say it (Float, Long, ...)."""
-    return {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}[dtype.name]
-
-
 def _float(a: Tensor) -> np.ndarray:
     x = a._data
     return x if x.dtype.kind == "f" else x.astype(dtypes.default_float.numpy)
@@ -254,7 +249,8 @@ class Hypot(Function):
     def forward(ctx, a, b):
         out = _binary(np.hypot, a, b)
         if out._data.dtype.kind != "f":
-            raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{_torch_name(out._data.dtype)}': "
+            raise NotImplementedError(f"\"hypot_cpu\" not implemented for "
+                                      f"'{dtypes.scalar_type_name(out._data.dtype)}': "
                                       "convert the tensors with .float() first")
         ctx.save_for_backward(a, b, out)
         return out
@@ -279,10 +275,11 @@ class Lerp(Function):
         # (a 0-d weight tensor of any dtype is taken as a number would be, as in PyTorch)
         if s.dtype != e.dtype or (isinstance(weight, Tensor) and w.dtype != s.dtype and w.ndim):
             other, name = (e, "end") if s.dtype != e.dtype else (w, "weight")
-            raise RuntimeError(f"expected dtype {_torch_name(s.dtype)} for `{name}` but got dtype "
-                               f"{_torch_name(other.dtype)}: convert it with .to(start.dtype)")
+            raise RuntimeError(f"expected dtype {dtypes.scalar_type_name(s.dtype)} for `{name}` but got dtype "
+                               f"{dtypes.scalar_type_name(other.dtype)}: convert it with .to(start.dtype)")
         if s.dtype.kind != "f":
-            raise NotImplementedError(f"\"lerp_kernel\" not implemented for '{_torch_name(s.dtype)}': "
+            raise NotImplementedError(f"\"lerp_kernel\" not implemented for "
+                                      f"'{dtypes.scalar_type_name(s.dtype)}': "
                                       "convert the tensors with .float() first")
         try:
             shape = np.broadcast_shapes(s.shape, e.shape)
