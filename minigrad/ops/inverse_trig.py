@@ -18,14 +18,9 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, sum_to
-from minigrad.ops.elementwise import Where
+from minigrad.ops.elementwise import Where, _float
 from minigrad.ops.registry import tensor_method
 from minigrad.tensor import Tensor, _tensor_argument
-
-
-def _float(a: Tensor) -> np.ndarray:
-    x = a._data
-    return x if x.dtype.kind == "f" else x.astype(dtypes.default_float.numpy)
 
 
 def _unary(name: str, numpy_fn, derivative):

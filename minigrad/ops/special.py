@@ -23,7 +23,7 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, number, sum_to
-from minigrad.ops.elementwise import Clamp, Div, Pow, Where, _binary, _zero_where
+from minigrad.ops.elementwise import Clamp, Div, Pow, Where, _binary, _float, _zero_where
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.unary import Sign
 from minigrad.tensor import Tensor, _argument, _tensor_argument
@@ -137,11 +137,6 @@ def _erfinv64(y: np.ndarray) -> np.ndarray:
             x = np.where(np.isfinite(step), x - step / (1 + x * step), x)
     x = np.where(a == 1, np.inf, np.where(a > 1, np.nan, x))
     return np.copysign(x, y)
-
-
-def _float(a: Tensor) -> np.ndarray:
-    x = a._data
-    return x if x.dtype.kind == "f" else x.astype(dtypes.default_float.numpy)
 
 
 # -- the Functions ---------------------------------------------------------------------------------

@@ -18,15 +18,10 @@ import math
 
 import numpy as np
 
-from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.tensor import Tensor
+from minigrad.ops.elementwise import _float
 from minigrad.ops.registry import tensor_method
-
-
-def _float(a: Tensor) -> np.ndarray:
-    x = a._data
-    return x if x.dtype.kind == "f" else x.astype(dtypes.default_float.numpy)
 
 
 class Sin(Function):
