@@ -24,6 +24,7 @@ from __future__ import annotations
 import sys
 import timeit
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -46,6 +47,12 @@ class BareTensor:
 
     def sum(self):
         return Sum.apply(self)
+
+    def detach(self):
+        return BareTensor(self.data)
+
+    def numpy(self) -> np.ndarray:
+        return self.data
 
     def backward(self, gradient=None) -> None:
         order, seen = [], set()  # nodes after all their consumers: reversed depth-first post-order
@@ -136,54 +143,21 @@ class Sum(Function):
         return BareTensor(np.broadcast_to(grad.data, ctx.shape))
 
 
-class Double(Function):  # bench_suite's double_function, for this autograd: tensor ops inside
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * 2.0
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * 2.0
-
-
-def bare_custom_function():
-    x, ones = BareTensor(np.array([1.5], np.float32), True), BareTensor(np.ones(1, np.float32))
-
-    def step():
-        x.grad = None
-        Double.apply(x).backward(ones)
-
-    def result():
-        step()
-        return {"y": Double.apply(x).data, "grad": x.grad.data}
-
-    return step, result
-
-
-def bare_mul_add_sum():
-    xs = [BareTensor(np.array([v], np.float32), True) for v in (1.5, -2.0, 0.5)]
-
-    def step():
-        for t in xs:
-            t.grad = None
-        (xs[0] * xs[1] + xs[2]).sum().backward()
-
-    def result():
-        step()
-        return {f"g{i}": t.grad.data for i, t in enumerate(xs)}
-
-    return step, result
+# The module-like face bench_suite's workloads take (``lib.tensor``, ``lib.ones``,
+# ``lib.autograd.Function``), so the bare autograd runs exactly their code.
+bare = SimpleNamespace(
+    tensor=lambda data, requires_grad=False: BareTensor(np.array(data, np.float32), requires_grad),
+    ones=lambda n: BareTensor(np.ones(n, np.float32)),
+    autograd=SimpleNamespace(Function=Function),
+)
 
 
 def main() -> None:
-    cases = (("custom Function y=2x fwd+bwd", lambda: custom_function_case(minigrad), bare_custom_function,
-              custom_function_mygrad),
-             ("(x*y+z).sum().backward()", lambda: mul_add_sum_case(minigrad), bare_mul_add_sum, mul_add_sum_mygrad))
+    cases = (("custom Function y=2x fwd+bwd", custom_function_case, custom_function_mygrad),
+             ("(x*y+z).sum().backward()", mul_add_sum_case, mul_add_sum_mygrad))
     print(f"{'case':32s} {'minigrad':>10s} {'bare':>10s} {'mygrad':>10s}   mg/bare  bare/mygrad  mg/mygrad")
-    for label, make_minigrad, make_bare, make_mygrad in cases:
-        makers = {"minigrad": make_minigrad, "bare": make_bare}
+    for label, make_case, make_mygrad in cases:
+        makers = {"minigrad": lambda: make_case(minigrad), "bare": lambda: make_case(bare)}
         if mygrad is not None:
             makers["mygrad"] = make_mygrad
         steps, results = {}, {}
