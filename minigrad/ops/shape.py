@@ -19,7 +19,7 @@ from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 from minigrad.device import device as _device_type, resolve as _resolve_device
 from minigrad.ops.broadcast import integer, normalize_dims, number, sum_to, wrap_dim
 from minigrad.ops.elementwise import Where
-from minigrad.ops.layout import copy_keeping_layout, is_dense, repeats_memory
+from minigrad.ops.layout import copy_keeping_layout, is_dense, repeats_memory, strided_view
 from minigrad.tensor import Tensor, _ViewMeta, _argument, _sizes, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
@@ -166,8 +166,7 @@ class Unsqueeze(Function):
         # dimension's size times its stride, one element at the end (NumPy may put anything there).
         data = a._data
         new = data.itemsize if d == data.ndim else data.shape[d] * data.strides[d]
-        view = np.lib.stride_tricks.as_strided(data, data.shape[:d] + (1,) + data.shape[d:],
-                                               data.strides[:d] + (new,) + data.strides[d:])
+        view = strided_view(data, data.shape[:d] + (1,) + data.shape[d:], data.strides[:d] + (new,) + data.strides[d:])
         return view_of(a, view, (Unsqueeze, (d,)))
 
     @staticmethod
@@ -212,7 +211,7 @@ class Expand(Function):
         # Writable, unlike np.broadcast_to's result: PyTorch lets one element of an expanded tensor
         # be written, and fill_ write all of it; Tensor._inplace refuses the other repeated writes.
         strides = _expand_strides(a._data, shape)
-        return view_of(a, np.lib.stride_tricks.as_strided(a._data, shape, strides), (Expand, (shape,)))
+        return view_of(a, strided_view(a._data, shape, strides), (Expand, (shape,)))
 
     @staticmethod
     def backward(ctx, grad):
