@@ -483,3 +483,10 @@ def test_cat_post_hook_sees_the_gradient_of_an_input_that_needs_none():
     input's gradient, so its node post-hooks see the detached input's too."""
     check([leaf((1,)), ("detach", 0), ("join", "cat", (0, 1), 0), ("node_hook", 2, "post", None),
            ("backward", 2, 0, None, True, None)])
+
+
+def test_write_through_an_empty_slice_of_an_expand_backward():
+    """Seed 7144: e = x.abs().expand(1, 1, 2); e[1:] = 2.0 writes no element. Its region in the base
+    has no elements, so none repeats (its strides are 0): CopySlices gives the gradient, as PyTorch's."""
+    check([leaf(()), ("unary", "abs", 0), ("view", "expand", 1, ((1, 1, 2),)),
+           ("setitem", 2, (slice(1, None),), None, 2.0, False), ("backward", 1, 0, None, False, None)])

@@ -72,7 +72,7 @@ def _inplace(self, op: type, *args) -> "Tensor":
     # strides, dtype) changes nothing: PyTorch returns before any check.
     written = (Ellipsis,)
     same_window = op is _shape.Copy and _same_window(self._data, args[1]._data)
-    if (not same_window and 0 in self._data.strides and self._data.size and op not in _FILLS_WITH_A_NUMBER
+    if (not same_window and 0 in self._data.strides and op not in _FILLS_WITH_A_NUMBER
             and repeats_memory(self._data)):
         if recording or op is not _shape.IndexPut:
             raise RuntimeError(
