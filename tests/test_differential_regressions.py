@@ -490,3 +490,11 @@ def test_write_through_an_empty_slice_of_an_expand_backward():
     has no elements, so none repeats (its strides are 0): CopySlices gives the gradient, as PyTorch's."""
     check([leaf(()), ("unary", "abs", 0), ("view", "expand", 1, ((1, 1, 2),)),
            ("setitem", 2, (slice(1, None),), None, 2.0, False), ("backward", 1, 0, None, False, None)])
+
+
+def test_gradient_of_an_empty_view_regenerated_after_in_place_is_a_constant():
+    """Seed 7133: c = x[:-1] (no elements); c[:] = 2.0 under no_grad makes c's node AsStridedBackward0;
+    c.abs().backward(create_graph=True). PyTorch's as_strided_backward returns new zeros for a view
+    with no elements, so x.grad does not require grad."""
+    check([leaf((1,)), ("index", 0, (slice(None, -1),)), ("setitem", 1, (slice(None),), None, 2.0, True),
+           ("unary", "abs", 1), ("backward", 2, 0, None, True, None), ("take_grad", 0)])

@@ -608,6 +608,10 @@ class AsStrided(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.size == 0:
+            # PyTorch's as_strided_backward: a view with no elements gives new row-major zeros, a
+            # constant (so a leaf's .grad from it does not require grad, even under create_graph)
+            return Tensor._wrap(np.zeros(ctx.shape, grad._data.dtype)), None
         return AsStridedScatter.apply(grad, ctx.steps, ctx.shape, ctx.order), None
 
 
