@@ -198,8 +198,9 @@ def run_backward(
                 input_grads = _run_instrumented(node, grads, task)
                 if input_grads is None:
                     continue
-            for callback in _observers:
-                callback(node, grads, input_grads)
+            if _observers:
+                for callback in _observers:
+                    callback(node, grads, input_grads)
             if not retain_graph:
                 node.release_variables()
             for (child, output_nr), grad in zip(node.next_functions, input_grads):

@@ -64,15 +64,14 @@ class Function:
         if kwargs:
             args = _bind_keywords(cls, args, kwargs)
         grad_enabled = _GradMode.enabled
-        if grad_enabled or cls._custom:
-            Tensor = _graph.Tensor
-            needs_input_grad = []  # (a loop, not a list comprehension: this is the path of every op)
-            for a in args:  # (a view whose base got a history after it was taken requires grad too)
-                needs_input_grad.append(isinstance(a, Tensor) and (a._requires_grad or (
-                    a._base is not None and grad_enabled and a._base._requires_grad and a._view_needs_grad())))
-            needs_input_grad = tuple(needs_input_grad)
-        else:  # a built-in op in no_grad mode: its forward has nothing to save
-            needs_input_grad = (False,) * len(args)
+        if not (grad_enabled or cls._custom):  # a built-in op in no_grad mode (so every op a backward runs)
+            return _apply_unrecorded(cls, args)
+        Tensor = _graph.Tensor
+        needs_input_grad = []  # (a loop, not a list comprehension: this is the path of every op)
+        for a in args:  # (a view whose base got a history after it was taken requires grad too)
+            needs_input_grad.append(isinstance(a, Tensor) and (a._requires_grad or (
+                a._base is not None and grad_enabled and a._base._requires_grad and a._view_needs_grad())))
+        needs_input_grad = tuple(needs_input_grad)
         ctx = cls._backward_cls(needs_input_grad)
         _GradMode.enabled = False  # forward's own operations are not recorded
         try:
@@ -93,10 +92,6 @@ class Function:
             outputs = ctx._record(args, outputs)
         elif cls._custom:
             outputs = _unrecorded_outputs(ctx, args, outputs, grad_enabled)
-        elif not grad_enabled:
-            for out in outputs:  # views made in no_grad mode: PyTorch refuses to record in-place ops on them
-                if isinstance(out, _graph.Tensor) and out._view_meta is not None:
-                    out._view_meta.no_grad = True
         return outputs[0] if single else outputs
 
     @staticmethod
@@ -465,6 +460,20 @@ def _bind_keywords(cls: type, args: tuple, kwargs: dict) -> tuple:
     if kwargs:
         raise TypeError(f"forward() got an unexpected keyword argument '{next(iter(kwargs))}'")
     return tuple(args)
+
+
+def _apply_unrecorded(cls: type, args: tuple):
+    """``apply`` of a built-in op with grad mode off: forward runs, nothing is recorded. Grad mode is
+    already off, an in-place forward still bumps its version (``mark_dirty``), and a view it makes
+    is marked as made in no_grad mode (PyTorch refuses to record in-place ops on such views)."""
+    ctx = cls._backward_cls((False,) * len(args))
+    outputs = cls.forward(ctx, *args)
+    if ctx._dirty:
+        _mark_dirty_outputs(ctx, args, outputs if type(outputs) is tuple else (outputs,), False)
+    for out in outputs if type(outputs) is tuple else (outputs,):
+        if isinstance(out, _graph.Tensor) and out._view_meta is not None:
+            out._view_meta.no_grad = True
+    return outputs
 
 
 def _mark_dirty_outputs(ctx: FunctionCtx, inputs: tuple, outputs: tuple, recording: bool) -> None:

@@ -40,15 +40,20 @@ def _array(x):
 
 def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
     """Apply ``numpy_fn`` with broadcasting and PyTorch's result dtype."""
-    x, y = _array(a), _array(b)
+    x = a._data if isinstance(a, Tensor) else a
+    y = b._data if isinstance(b, Tensor) else b
     try:
         out = numpy_fn(x, y)
     except ValueError:
         raise broadcast_error(np.shape(x), np.shape(y)) from None
-    if result_dtype is None:  # (two tensors of one dtype, the common case, keep it: no promotion to work out)
-        same = type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype
+    if result_dtype is None:
+        # (the common cases, two tensors of one dtype and a float tensor with a Python float,
+        # keep the tensor's dtype: no promotion rules to work through)
+        same = type(x) is np.ndarray and (
+            type(y) is np.ndarray and x.dtype == y.dtype or type(y) is float and x.dtype.kind == "f")
         result_dtype = x.dtype if same else dtypes.result_type(x, y)
-    out = out if out.dtype == result_dtype else np.asarray(out, dtype=result_dtype)
+    if out.dtype != result_dtype:
+        out = out.astype(result_dtype)
     if out.ndim > 1 and type(x) is np.ndarray and not x.flags.c_contiguous:  # (rare: a transposed operand)
         out = like_first(out, x)
     return Tensor._wrap(out)

@@ -13,7 +13,7 @@ from minigrad import return_types
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import flag, normalize_dims
 from minigrad.ops.elementwise import Maximum, Where
-from minigrad.ops.shape import IndexAdd
+from minigrad.ops.shape import Expand, IndexAdd
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
@@ -29,9 +29,9 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False):
         ctx.dims = normalize_dims(dim, a.ndim)
-        ctx.input_shape = a.shape
+        ctx.input_shape = a._data.shape
         ctx.keepdim = keepdim
-        out = a._data.sum(axis=ctx.dims, keepdims=keepdim)
+        out = np.add.reduce(a._data, axis=ctx.dims, keepdims=keepdim)  # (ndarray.sum, without its Python wrapper)
         if out.dtype.kind in "bi":
             out = out.astype(np.int64)  # PyTorch sums integers and booleans as int64
         return Tensor._wrap(np.asarray(out, order="C"))  # a new tensor is row-major, as in PyTorch
@@ -40,7 +40,7 @@ class Sum(Function):
     def backward(ctx, grad):
         if not ctx.keepdim and grad.ndim:  # a 0-d gradient expands to any shape as it is
             grad = grad.reshape(_keepdim_shape(ctx.input_shape, ctx.dims))
-        return grad.expand(ctx.input_shape), None, None
+        return Expand.apply(grad, ctx.input_shape), None, None
 
 
 class Mean(Function):
