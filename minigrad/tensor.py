@@ -9,6 +9,7 @@ views. It imports no operation: every operation lives in ``minigrad/ops/`` as a
 """
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 import weakref
@@ -32,7 +33,7 @@ class Size(tuple):
         return f"minigrad.Size({list(self)})"
 
     def numel(self) -> int:
-        return int(np.prod(self, dtype=np.int64))
+        return math.prod(self)
 
 
 class _VersionCounter:

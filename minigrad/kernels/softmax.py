@@ -105,7 +105,7 @@ def _as_rows(x: np.ndarray, axis: int) -> np.ndarray:
     if axis != x.ndim - 1:
         x = np.moveaxis(x, axis, -1)  # costs a few microseconds: skipped for the last axis
     # not reshape(-1, C): -1 is ambiguous when C == 0
-    return np.ascontiguousarray(x).reshape(int(np.prod(x.shape[:-1], dtype=np.int64)), x.shape[-1])
+    return np.ascontiguousarray(x).reshape(math.prod(x.shape[:-1]), x.shape[-1])
 
 
 def _from_rows(rows: np.ndarray, like: np.ndarray, axis: int) -> np.ndarray:

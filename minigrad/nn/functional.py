@@ -914,6 +914,8 @@ def _check_class_targets(input: Tensor, target: Tensor, fn: str, ignore_index: i
     t, classes = target._data, input.shape[1]
     if 0 <= ignore_index < classes and (t == ignore_index).any():
         return False
+    if not t.size or 0 <= np.minimum.reduce(t) and np.maximum.reduce(t) < classes:  # (two C passes, the common case)
+        return True
     bad = t[(t < 0) | (t >= classes)]
     if bad.size:
         if (bad == ignore_index).all():

@@ -66,7 +66,7 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """Inputs and outputs of one unit: (in, out) for Linear, (in*kH*kW, out*kH*kW) for Conv2d."""
     if tensor.ndim < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-    receptive_field = int(np.prod(tensor.shape[2:], dtype=np.int64))
+    receptive_field = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
 
 

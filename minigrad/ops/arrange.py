@@ -13,6 +13,7 @@ repeat, an expand or a cat in disguise and take those ops' derivatives. The rest
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -289,7 +290,7 @@ class Take(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexAdd.apply(grad.reshape(-1), ctx.key, (int(np.prod(ctx.input_shape, dtype=np.int64)),)) \
+        return IndexAdd.apply(grad.reshape(-1), ctx.key, (math.prod(ctx.input_shape),)) \
             .reshape(ctx.input_shape), None
 
 

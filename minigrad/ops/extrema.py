@@ -16,6 +16,7 @@ Their derivatives:
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -206,7 +207,7 @@ class VarMean(Function):
         dims = normalize_dims(dim, a.ndim)
         ctx.dims, ctx.keepdim = dims, keepdim
         x = a._data
-        count = int(np.prod([a.shape[d] for d in dims], dtype=np.int64))
+        count = math.prod([a.shape[d] for d in dims])
         ctx.dof = dof = max(count - correction, 0)
         if dof == 0:
             warnings.warn(f"{cls.name}(): degrees of freedom is <= 0. Correction should be strictly less than the "

@@ -7,6 +7,7 @@ divides by their count, and ``max`` sends it only to the winners.
 from __future__ import annotations
 
 
+import math
 import numpy as np
 
 from minigrad import return_types
@@ -56,7 +57,7 @@ class Mean(Function):
         ctx.dims = normalize_dims(dim, a.ndim)
         ctx.input_shape = a.shape
         ctx.keepdim = keepdim
-        ctx.count = int(np.prod([a.shape[d] for d in ctx.dims], dtype=np.int64))
+        ctx.count = math.prod([a.shape[d] for d in ctx.dims])
         with np.errstate(invalid="ignore", divide="ignore"):
             return Tensor._wrap(np.asarray(a._data.mean(axis=ctx.dims, keepdims=keepdim), order="C"))
 

@@ -11,6 +11,8 @@ history (``CopySlices``, ``Tensor._regenerate_view``).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minigrad import dtypes
@@ -53,7 +55,7 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
     shape = tuple(int(n) for n in shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+    known = math.prod([n for n in shape if n != -1])
     if -1 in shape:
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
@@ -584,7 +586,7 @@ def _laid_out(memory: np.ndarray, shape: tuple, order: tuple) -> np.ndarray:
 def _filled_with_region(shape: tuple, order: tuple, dtype, steps: tuple, fill) -> tuple:
     """A new array of ``shape`` (laid out in ``order``, as the base was) filled with ``fill``,
     and the view ``steps`` select in it: where a view's region lies in its base."""
-    full = _laid_out(np.full(int(np.prod(shape, dtype=np.int64)), fill, dtype), shape, order)
+    full = _laid_out(np.full(math.prod(shape), fill, dtype), shape, order)
     with no_grad():
         region = replay(Tensor._wrap(full), steps)._data
     if region.size and not np.may_share_memory(region, full):
@@ -799,7 +801,7 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = self.shape
-    merged = int(np.prod(shape[start:end + 1], dtype=np.int64))  # not -1: ambiguous with 0 elements
+    merged = math.prod(shape[start:end + 1])  # not -1: ambiguous with 0 elements
     return self.reshape(shape[:start] + (merged,) + shape[end + 1:]) if start < end else self
 
 

@@ -133,7 +133,7 @@ class Norm(Function):
 
 def _degrees_of_freedom(ctx, a: Tensor, correction, op: str) -> float:
     """N - correction, at least 0: dividing by 0 then gives inf or NaN, as in PyTorch (with its warning)."""
-    ctx.count = count = int(np.prod([a.shape[d] for d in ctx.dims], dtype=np.int64))
+    ctx.count = count = math.prod([a.shape[d] for d in ctx.dims])
     dof = count - correction
     if dof <= 0:
         warnings.warn(

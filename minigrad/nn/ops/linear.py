@@ -14,6 +14,8 @@ and names it ``AddmmBackward0`` (``MmBackward0`` without a bias).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.tensor import Tensor
@@ -51,7 +53,7 @@ def linear_backward(input: Tensor | None, weight: Tensor | None, grad: Tensor,
         g = grad._data
         return (Tensor._wrap(g @ weight._data) if need_input else None,
                 Tensor._wrap(g.T @ input._data) if need_weight else None,
-                Tensor._wrap(g.sum(0)) if need_bias else None)
+                Tensor._wrap(np.add.reduce(g, axis=0)) if need_bias else None)  # (g.sum(0) without its wrapper)
     return (grad @ weight if need_input else None,
             grad.T @ input if need_weight else None,
             grad.sum(0) if need_bias else None)

@@ -11,6 +11,7 @@ tensor operations so that it can be differentiated again.
 """
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from minigrad.autograd.function import Function
@@ -31,7 +32,7 @@ def spread(grad: Tensor, reduction: str, shape: tuple) -> Tensor:
     """The gradient of each element's loss, from the gradient of the reduced loss."""
     if reduction == "none":
         return grad
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     per_element = grad / n if reduction == "mean" else grad
     return per_element.expand(shape)
 
