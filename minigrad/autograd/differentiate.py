@@ -40,7 +40,9 @@ def _seed(outputs: tuple, grad_outputs, argument: str) -> tuple[list, list]:
                     f"grad can be implicitly created only for scalar outputs, but output {i} has shape "
                     f"{list(out.shape)}: call .sum() first, or pass gradient= a tensor of that shape"
                 )
-            g = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
+            g = np.empty(out._data.shape, out._data.dtype)
+            g.fill(1)  # (np.ones, without its Python wrapper: every loss.backward() makes one)
+            g = Tensor._wrap(g)
         elif g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of {out.shape}."

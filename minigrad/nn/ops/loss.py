@@ -30,9 +30,8 @@ class CrossEntropy(Function):
         log_probs = kernels.log_softmax_forward(input._data, axis=1)
         targets = target._data.copy()  # kept for backward: a later change to target must not reach it
         losses = -log_probs[np.arange(len(targets)), targets]
-        if reduction == "mean":
-            with np.errstate(invalid="ignore"):  # an empty batch gives 0/0 = nan, as in PyTorch
-                loss = losses.sum() / len(targets)
+        if reduction == "mean":  # an empty batch's mean is 0/0 = nan, as in PyTorch
+            loss = losses.sum() / len(targets) if len(targets) else np.nan
         else:
             loss = losses.sum() if reduction == "sum" else losses
         # What PyTorch's log_softmax and nll_loss nodes save: the log-probabilities (a private
