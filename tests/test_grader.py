@@ -343,6 +343,16 @@ def test_review_looks_at_added_cells_with_every_part_forbidden():
     assert kinds == {("reference_call", "added cell 3"), ("autograd_import", "added cell 3")}
 
 
+@pytest.mark.parametrize("call", ["F.hvp(f, x, v)", "F.hessian(f, x)", "F.jacobian(f, x)"])
+def test_review_flags_autograd_functional_in_the_higher_order_stage(call):
+    stage = get_stage("09")
+    cell = f"import minigrad.autograd.functional as F\ndef hvp(f, x, v):\n    return {call}\n"
+    kinds = {(f["kind"], f["part"]) for f in review_cells(stage, {"hvp": cell}, TEMPLATE_CODE)}
+    assert kinds == {("reference_call", "hvp")}
+    vjp = "import minigrad.autograd.functional as F\ndef hvp(f, x, v):\n    return F.vjp(f, x, v)\n"
+    assert review_cells(stage, {"hvp": vjp}, TEMPLATE_CODE) == []  # vjp is grad: allowed
+
+
 # -- provenance: what a part defines must come from the learner's cells ----------------------------------
 BORROWS = '''import importlib, pkgutil
 import minigrad.ops as pkg

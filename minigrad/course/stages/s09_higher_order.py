@@ -403,4 +403,8 @@ STAGE = Stage(
               judge_newton_rosenbrock, needs=("hessian",), part="newton"),
     ),
     reference=reference,
+    forbidden={  # minigrad.autograd.functional computes what each part asks for (vjp is grad: allowed)
+        part: tuple(f"minigrad.autograd.functional.{name}" for name in ("hvp", "vhp", "jvp", "hessian", "jacobian"))
+        for part in ("second_derivative", "hvp", "hessian", "newton")
+    },
 )
