@@ -211,6 +211,7 @@ def tolerance(case: Case) -> dict:
 
 def message(error: Exception, fn: str) -> str:
     text = str(error).replace("torch.Size", "Size").replace("minigrad.Size", "Size")
+    text = text.replace("torch.autograd.functional.", "minigrad.autograd.functional.")  # (minigrad names itself)
     if fn in ("jacobian", "hessian"):
         # PyTorch names the output's index where it means the input's; minigrad names the input.
         text = re.sub(r"input \d+(?=\. This is not allowed in strict mode when)", "input N", text)

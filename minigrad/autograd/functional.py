@@ -106,7 +106,7 @@ def jacobian(func: Callable, inputs: Tensors, create_graph: bool = False, strict
         _check_requires_grad(outputs, "outputs", strict)
         if vectorize and strict:
             raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
+                "minigrad.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
                 "together. Please either set `strict=False` or `vectorize=False`.")
         jacobian = tuple(_jacobian_of_output(i, out, inputs, create_graph, strict) for i, out in enumerate(outputs))
     return _returned(jacobian, create_graph, is_outputs_tuple, is_inputs_tuple)
@@ -280,7 +280,7 @@ def _refuse_forward_mode(inputs, create_graph: bool, strict: bool) -> NoReturn:
     if not create_graph:
         if strict:
             raise RuntimeError(
-                'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported '
+                'minigrad.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported '
                 'together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
         _as_tuple(inputs, "inputs", "jacobian")
     raise NotImplementedError(
