@@ -231,11 +231,7 @@ KNOWN_BY_REASON = {
         'to-arg0-tuple_of_float', 'to-arg0-bool',
     ],
     "minigrad's default for an omitted dim/decimals is None, so an explicit None is taken; torch's overloads refuse it": [
-        'logsumexp-arg0-None', 'max-arg0-None', 'min-arg0-None', 'prod-arg0-None', 'round-decimals-None',
-        'squeeze-arg0-None',
-    ],
-    'max/min(tensor, keepdim=True): torch reads a 0-d int tensor as the dim and refuses a float one; minigrad reads a tensor as max(other) and ignores keepdim': [
-        'max-arg0-float_tensor', 'max-arg0-int_tensor', 'min-arg0-float_tensor', 'min-arg0-int_tensor',
+        'logsumexp-arg0-None', 'prod-arg0-None', 'round-decimals-None', 'squeeze-arg0-None',
     ],
     "narrow(dim, tensor): torch's RuntimeError ('start must be an 0-dim integral Tensor'), minigrad's TypeError": [
         'narrow-arg1-float_tensor',

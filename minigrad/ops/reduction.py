@@ -12,7 +12,7 @@ import numpy as np
 
 from minigrad import return_types
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import flag, normalize_dims
+from minigrad.ops.broadcast import flag, integer, normalize_dims
 from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import Expand, IndexAdd
 from minigrad.tensor import Tensor
@@ -155,15 +155,27 @@ def _full_index(indices: np.ndarray, dim: int) -> tuple:
     return tuple(grid)
 
 
-def extremum(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True):
-    """``a.max()``, ``a.max(dim)`` -> (values, indices), or ``a.max(other)`` (elementwise)."""
-    flag(keepdim, "keepdim")
-    if isinstance(dim, Tensor):
-        if not largest:
-            return -Maximum.apply(-a, -dim)
-        return Maximum.apply(a, dim)
+_NOT_GIVEN = object()  # (an omitted dim or keepdim: PyTorch's overloads refuse an explicit None)
+
+
+def extremum(a: Tensor, dim=_NOT_GIVEN, keepdim=_NOT_GIVEN, largest: bool = True):
+    """PyTorch's three overloads: ``a.max()`` of every element, ``a.max(other)`` elementwise, and
+    ``a.max(dim, keepdim=False)`` -> (values, indices). With ``keepdim`` given, a tensor is the dim
+    (a 0-d integer one), as PyTorch reads it."""
+    name = "max" if largest else "min"
+    if keepdim is _NOT_GIVEN:
+        if dim is _NOT_GIVEN:
+            return (MaxAll if largest else MinAll).apply(a, largest)
+        if isinstance(dim, Tensor):
+            return -Maximum.apply(-a, -dim) if not largest else Maximum.apply(a, dim)
+        keepdim = False
+    elif dim is _NOT_GIVEN:
+        raise TypeError(f"{name}(): keepdim= needs a dim, as in x.{name}(dim, keepdim={keepdim!r}); "
+                        f"x.{name}() without a dim reduces every element to one value")
     if dim is None:
-        return (MaxAll if largest else MinAll).apply(a, largest)
+        raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType: "
+                        f"x.{name}() without a dim reduces every element to one value")
+    dim, keepdim = integer(dim), flag(keepdim, "keepdim")
     result_type = return_types.max if largest else return_types.min
     return result_type(*(MaxDim if largest else MinDim).apply(a, dim, keepdim, largest))
 
@@ -218,12 +230,12 @@ def mean(self, dim=None, keepdim: bool = False) -> Tensor:
 
 
 @tensor_method("max", top_level=True)
-def _max(self, dim=None, keepdim: bool = False):
+def _max(self, dim: int | Tensor = _NOT_GIVEN, keepdim: bool = _NOT_GIVEN):
     return extremum(self, dim, keepdim)
 
 
 @tensor_method("min", top_level=True)
-def _min(self, dim=None, keepdim: bool = False):
+def _min(self, dim: int | Tensor = _NOT_GIVEN, keepdim: bool = _NOT_GIVEN):
     return extremum(self, dim, keepdim, largest=False)
 
 
