@@ -230,9 +230,6 @@ KNOWN_BY_REASON = {
         'to-arg0-float', 'to-arg0-list_of_str', 'to-arg0-ndarray', 'to-arg0-np_int', 'to-arg0-negative',
         'to-arg0-tuple_of_float', 'to-arg0-bool',
     ],
-    "minigrad's default for an omitted dim/decimals is None, so an explicit None is taken; torch's overloads refuse it": [
-        'logsumexp-arg0-None', 'prod-arg0-None', 'round-decimals-None', 'squeeze-arg0-None',
-    ],
     "narrow(dim, tensor): torch's RuntimeError ('start must be an 0-dim integral Tensor'), minigrad's TypeError": [
         'narrow-arg1-float_tensor',
     ],

@@ -215,9 +215,15 @@ def trunc(self) -> Tensor:
     return Trunc.apply(self)
 
 
+_NOT_GIVEN = object()  # (decimals omitted: PyTorch's overloads refuse an explicit None)
+
+
 @tensor_method("round", top_level=True)
-def _round(self, decimals: int | None = None) -> Tensor:
-    return Round.apply(self, 0) if decimals is None else RoundDecimals.apply(self, integer(decimals, "decimals"))
+def _round(self, *, decimals: int = _NOT_GIVEN) -> Tensor:
+    """Round half to even; ``decimals`` (keyword-only, as in PyTorch) rounds to that many decimal places."""
+    if decimals is _NOT_GIVEN:
+        return Round.apply(self, 0)
+    return RoundDecimals.apply(self, integer(decimals, "decimals"))
 
 
 @tensor_method(top_level=True)

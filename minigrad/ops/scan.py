@@ -143,11 +143,22 @@ class Prod(Function):
 
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+_NOT_GIVEN = object()  # (an omitted dim or keepdim: PyTorch's overloads refuse an explicit None)
+
+
 @tensor_method(top_level=True)
-def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def prod(self, dim: int = _NOT_GIVEN, keepdim: bool = _NOT_GIVEN, *, dtype=None) -> Tensor:
     """The product of all elements, or along ``dim``; ``dtype`` converts the input first."""
+    if dim is None:
+        raise TypeError("prod(): argument 'dim' must be int, not NoneType: x.prod() without a dim multiplies "
+                        "every element")
     a = self if dtype is None else self.to(dtype)
-    return ProdAll.apply(a) if dim is None else Prod.apply(a, dim, flag(keepdim, "keepdim"))
+    if dim is _NOT_GIVEN:
+        if keepdim is not _NOT_GIVEN:
+            raise TypeError(f"prod(): keepdim= needs a dim, as in x.prod(dim, keepdim={keepdim!r}); x.prod() "
+                            "without a dim multiplies every element")
+        return ProdAll.apply(a)
+    return Prod.apply(a, dim, False if keepdim is _NOT_GIVEN else flag(keepdim, "keepdim"))
 
 
 @tensor_method(top_level=True)

@@ -827,8 +827,16 @@ def mT(self) -> Tensor:
     return self.transpose(-2, -1)
 
 
+_NOT_GIVEN = object()  # (an omitted dim: PyTorch's overloads refuse an explicit None)
+
+
 @tensor_method(top_level=True, out=False)
-def squeeze(self, dim=None) -> Tensor:
+def squeeze(self, dim: int | tuple = _NOT_GIVEN) -> Tensor:
+    """Dimensions of size 1 removed: every one, or those of ``dim`` (an int or a tuple)."""
+    if dim is None:
+        raise TypeError("squeeze(): argument 'dim' must be int or tuple of ints, not NoneType: x.squeeze() "
+                        "without a dim removes every dimension of size 1")
+    dim = None if dim is _NOT_GIVEN else dim
     return squeeze_node(dim).apply(self, dim)
 
 

@@ -244,5 +244,9 @@ def norm(a: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
 
 
 @tensor_method(top_level=True)
-def logsumexp(a: Tensor, dim, keepdim: bool = False) -> Tensor:
+def logsumexp(a: Tensor, dim: int | tuple, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(a))) over ``dim``, computed without overflow (the max is taken out first)."""
+    if dim is None:  # (PyTorch's dim has no default: every dim is spelled out)
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType: pass the dims to "
+                        "reduce, tuple(range(x.ndim)) for every element")
     return Logsumexp.apply(a, dim, keepdim)
