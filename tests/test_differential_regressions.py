@@ -498,3 +498,11 @@ def test_gradient_of_an_empty_view_regenerated_after_in_place_is_a_constant():
     with no elements, so x.grad does not require grad."""
     check([leaf((1,)), ("index", 0, (slice(None, -1),)), ("setitem", 1, (slice(None),), None, 2.0, True),
            ("unary", "abs", 1), ("backward", 2, 0, None, True, None), ("take_grad", 0)])
+
+
+def test_matmul_is_made_of_pytorch_s_steps():
+    """Seed 7154: a (2, 1) matrix times a (1, 1, 1) batch. PyTorch's matmul folds it into mm steps and
+    its last node is the transpose back, with one input: a post-hook sees that gradient (of shape
+    (1, 1, 2)). minigrad's single node had two inputs and passed (grad of a, None)."""
+    check([leaf((2, 1)), leaf((1, 1, 1), False), ("binary", "matmul", 0, 1), ("node_hook", 2, "post", None),
+           ("backward", 2, 0, None, True, None)])

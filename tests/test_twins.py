@@ -243,7 +243,12 @@ def test_the_issue_example_writes_into_a_product_by_a_constant():
 
 
 def _saved(t) -> list:
-    return [s for s in t.grad_fn.saved_tensors if s is not None]
+    """What ``t``'s node saved; for a batched matmul, PyTorch's steps (``UnsafeViewBackward0`` of
+    an ``mm``), what the ``mm`` saved, each the operand it is a view of (its fold)."""
+    node = t.grad_fn
+    if node.name() == "UnsafeViewBackward0":
+        node = node.next_functions[0][0]
+    return [s if s._base is None else s._base for s in node.saved_tensors if s is not None]
 
 
 # (op, shapes of a and b): binary ops of two tensors

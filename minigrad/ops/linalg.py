@@ -7,6 +7,8 @@ summed back with ``sum_to``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minigrad.autograd.function import Function
@@ -70,15 +72,19 @@ def _batched_without_arithmetic(a: Tensor, b: Tensor) -> bool:
 
 
 def _folded(a: Tensor, b: Tensor) -> bool:
-    """PyTorch's ``should_fold`` for a 3-D+ operand and a 1-D/2-D one."""
+    """PyTorch's ``should_fold``: whether a 3-D+ operand times a 1-D/2-D one is one ``mm``/``mv``."""
     larger, smaller = (a, b) if a.ndim >= b.ndim else (b, a)
+    if larger.ndim < 3 or smaller.ndim > 2:
+        return False
     if smaller.requires_grad:
         return True
     if a.ndim == 2:
         return False
     if larger.numel() == 0:
         return True
-    shape, strides = larger._data.shape, larger._data.strides
+    shape, strides = list(larger._data.shape), list(larger._data.strides)
+    if larger is b:  # the batch folded is b's transpose (mT)
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
     return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(larger.ndim - 2))
 
 
@@ -134,27 +140,50 @@ class Dot(MatMul):
     node_name = "DotBackward0"
 
 
-class MatMulFolded(MatMul):
-    """A batched product PyTorch folds into one matrix product and reshapes back (its _unsafe_view)."""
+class Bmm(MatMul):
+    node_name = "BmmBackward0"
+
+
+class UnsafeView(Function):
+    """A reshape of a fresh result nothing else sees (PyTorch's ``_unsafe_view``): not a view."""
 
     node_name = "UnsafeViewBackward0"
 
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.input_shape = a.shape
+        return Tensor._wrap(a._data.reshape(shape))
 
-class MatMulTransposedFold(MatMul):
-    """A matrix times a batch of matrices: PyTorch folds the transposed problem, then copies it back."""
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.input_shape), None
 
-    node_name = "CloneBackward0"
 
-
-class VecMat(MatMul):
-    """A vector times a matrix: PyTorch's mm of the vector as a row, then an in-place squeeze_."""
+class SqueezeFresh(Function):
+    """``squeeze_(dim)`` of a fresh result nothing else sees (PyTorch's node for the in-place squeeze)."""
 
     node_name = "SqueezeBackward4"
 
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return Tensor._wrap(a._data.squeeze(dim))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.unsqueeze(ctx.dim), None
+
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """``a @ b`` for every rank, one node named after the last of the steps PyTorch's matmul takes."""
+    """``a @ b`` for every rank, made of the steps PyTorch's matmul takes (``_matmul_impl``).
+
+    So its graph is PyTorch's: a vector times a matrix is ``mm`` of the vector as a row, then
+    ``squeeze_``; a batch times a vector or a matrix is folded into one ``mm``/``mv`` when
+    ``should_fold`` says so (``_folded``); other batches are expanded to a common batch and
+    multiplied with ``bmm``. Node hooks see the gradients of those steps, as PyTorch's do.
+    """
     a, b = _tensor_argument("matmul", "input", 0, a), _tensor_argument("matmul", "other", 1, b)
+    _check(a, b)
     if a.ndim == 2 and b.ndim == 2:
         return Mm.apply(a, b)
     if a.ndim == 2 and b.ndim == 1:
@@ -162,10 +191,38 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 1 and b.ndim == 1:
         return Dot.apply(a, b)
     if a.ndim == 1 and b.ndim == 2:
-        return VecMat.apply(a, b)
-    batch_a, batch_b = int(np.prod(a.shape[:-2])), int(np.prod(b.shape[:-2]))
-    transposed = a.ndim == 2 or (a.ndim >= 3 and b.ndim >= 3 and batch_a == 1 < batch_b)
-    return (MatMulTransposedFold if transposed else MatMulFolded).apply(a, b)
+        return SqueezeFresh.apply(Mm.apply(a.unsqueeze(0), b), 0)
+    if _folded(a, b):
+        transpose = b.ndim > a.ndim  # fold b's transpose, times a's
+        t1 = b.mT if transpose else a
+        t2 = (a.t() if a.ndim == 2 else a) if transpose else b
+        rows = t1.shape[:-1]
+        folded = t1.reshape(math.prod(rows), t1.shape[-1])
+        if t2.ndim == 1:
+            return UnsafeView.apply(Mv.apply(folded, t2), rows)
+        out = UnsafeView.apply(Mm.apply(folded, t2), (*rows, t2.shape[1]))
+        return out.mT.contiguous() if transpose else out
+    if a.ndim == b.ndim == 3 and a.shape[0] != b.shape[0]:
+        # a batch of one that requires grad is multiplied as a matrix (then folded), as in PyTorch
+        if a.shape[0] == 1 and a.requires_grad:
+            return matmul(a.squeeze(0), b)
+        if b.shape[0] == 1 and b.requires_grad:
+            return matmul(a, b.squeeze(0))
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise RuntimeError(
+            f"matmul: the batch dimensions of {list(a.shape)} and {list(b.shape)} cannot be broadcast"
+        ) from None
+    count = math.prod(batch)
+    n, k = (a.shape[-2] if a.ndim > 1 else 1), a.shape[-1]
+    a3 = a.expand(*batch, n, k).reshape(count, n, k)
+    if b.ndim == 1:
+        product = Bmm.apply(a3, b.expand(*batch, k).reshape(count, k).unsqueeze(2)).squeeze(-1)
+    else:
+        p = b.shape[-1]
+        product = Bmm.apply(a3, b.expand(*batch, k, p).reshape(count, k, p))
+    return UnsafeView.apply(product, (*batch, *a.shape[-2:-1], *(b.shape[-1:] if b.ndim > 1 else ())))
 
 
 binary_operator("matmul", "matmul", matmul, lambda self, other: matmul(other, self))

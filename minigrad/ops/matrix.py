@@ -8,14 +8,10 @@ PyTorch. Their arithmetic and derivatives are matmul's (``ops/linalg.py``).
 from __future__ import annotations
 
 from minigrad.autograd.function import Function
-from minigrad.ops.linalg import MatMul, Mm, Mv
+from minigrad.ops.linalg import Bmm, Mm, Mv
 from minigrad.ops.shape import view_of
 from minigrad.tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method
-
-
-class Bmm(MatMul):
-    node_name = "BmmBackward0"
 
 
 @tensor_method(top_level=True)

@@ -24,7 +24,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import write_out
 from minigrad.ops.broadcast import integer, sum_to, wrap_dim
-from minigrad.ops.linalg import Dot
+from minigrad.ops.linalg import Dot, UnsafeView
 from minigrad.ops.shape import view_of
 from minigrad.tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
@@ -107,21 +107,6 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor
     right = b.permute(*dims_b, *free_b).reshape(k, -1)
     result = (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
     return result if out is None else write_out("tensordot", result, out)
-
-
-class UnsafeView(Function):
-    """A reshape of a fresh result nothing else sees (PyTorch's ``_unsafe_view``): not a view."""
-
-    node_name = "UnsafeViewBackward0"
-
-    @staticmethod
-    def forward(ctx, a, shape):
-        ctx.input_shape = a.shape
-        return Tensor._wrap(a._data.reshape(shape))
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.reshape(ctx.input_shape), None
 
 
 @tensor_method(top_level=True)
