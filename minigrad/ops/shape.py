@@ -866,9 +866,12 @@ def select(self, dim: int, index: int) -> Tensor:
 
 
 @tensor_method(top_level=True, out=False)
-def narrow(self, dim: int, start, length: int) -> Tensor:
+def narrow(self, dim: int, start: int | Tensor, length: int) -> Tensor:
     """``length`` entries of dimension ``dim`` from ``start`` on: a view, as ``x[:, start:start + length]`` for dim 1."""
     dim = wrap_dim(dim, self.ndim)
+    if isinstance(start, Tensor) and (start.ndim or start._data.dtype.kind not in "iu"):
+        raise RuntimeError(f"start must be an 0-dim integral Tensor, not a {start.ndim}-dim {start.dtype} one: "
+                           "pass an int or a 0-d integer tensor")
     size, start, length = self.shape[dim], integer(start, "start"), integer(length, "length")
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
