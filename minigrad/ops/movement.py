@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import integer, normalize_dims, wrap_dim
+from minigrad.ops.broadcast import integer, normalize_dims, type_name, wrap_dim
 from minigrad.ops.layout import copy_keeping_layout
 from minigrad.ops.shape import Cat, Stack, view_of
 from minigrad.tensor import Tensor, _sizes
@@ -62,8 +62,12 @@ def split(a: Tensor, split_size, dim: int = 0) -> tuple:
                 f"dimension {d}), but got split_sizes={sizes}"
             )
         return SplitWithSizes.apply(a, sizes, d)
-    # (a one-element tensor, float too, is int()-ed, as torch.Tensor.split does)
-    size = int(split_size) if isinstance(split_size, Tensor) else integer(split_size, "split_size")
+    # (a one-element tensor, float too, is int()-ed, as torch.Tensor.split does; any other value that is
+    # not a Python int, a NumPy integer too, is refused, as there)
+    size = int(split_size) if isinstance(split_size, Tensor) and split_size.numel() == 1 else split_size
+    if not isinstance(size, int) or isinstance(size, bool):
+        hint = ": int(split_size) makes a Python int of it" if isinstance(size, np.integer) else ""
+        raise TypeError(f"split(): argument 'split_size' must be int or a list of ints, not {type_name(size)}{hint}")
     if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     if size == 0 and n != 0:
