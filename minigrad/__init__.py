@@ -50,6 +50,8 @@ __version__ = "0.1.0"
 _NUMBER_INPUT = frozenset({"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder"})
 # sum and prod without a dim are, in PyTorch, an overload of their own that takes no out=.
 _OUT_NEEDS_DIM = frozenset({"sum", "prod"})
+# PyTorch writes these only into a bool out=.
+_BOOL_OUT = frozenset({"isposinf", "isneginf"})
 
 
 def _check_input(name: str, input) -> None:
@@ -72,6 +74,9 @@ def _top_level(name: str, method):
             if out is not None and name in _OUT_NEEDS_DIM and not args and "dim" not in kwargs:
                 raise TypeError(f"{name}() received an invalid combination of arguments: out= needs a dim, "
                                 f"as in PyTorch, whose {name}(input) without one takes no out=")
+            if name in _BOOL_OUT and isinstance(out, Tensor) and out._data.dtype.kind != "b":
+                raise RuntimeError(f"{name} does not support non-boolean outputs: pass out= a tensor of "
+                                   "dtype minigrad.bool")
             result = method(input, *args, **kwargs)
             return result if out is None else _write_out(name, result, out)
 

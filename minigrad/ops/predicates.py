@@ -72,14 +72,12 @@ def isfinite(self) -> Tensor:
     return _each(self, np.isfinite, True)
 
 
-# (methods only: torch.isposinf and isneginf refuse a float out=, which tests/test_top_level.py's
-# check of out= on every declared one-tensor function passes them)
-@tensor_method()
+@tensor_method(top_level=True)
 def isposinf(self) -> Tensor:
     return _each(self, np.isposinf, False)
 
 
-@tensor_method()
+@tensor_method(top_level=True)
 def isneginf(self) -> Tensor:
     return _each(self, np.isneginf, False)
 

@@ -485,9 +485,7 @@ def lerp(self, end: Tensor, weight) -> Tensor:
     return op.apply(*args)
 
 
-# (a method only: torch.sgn's gradient is a ZeroTensor that cannot become a NumPy array, which
-# tests/test_top_level.py's check of every declared one-tensor function needs)
-@tensor_method()
+@tensor_method(top_level=True)
 def sgn(self) -> Tensor:
     return Sgn.apply(self)
 
