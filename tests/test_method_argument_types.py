@@ -230,9 +230,6 @@ KNOWN_BY_REASON = {
         'to-arg0-float', 'to-arg0-list_of_str', 'to-arg0-ndarray', 'to-arg0-np_int', 'to-arg0-negative',
         'to-arg0-tuple_of_float', 'to-arg0-bool',
     ],
-    'std/var(True): torch reads a positional bool as unbiased only without keepdim': [
-        'std-arg0-bool', 'var-arg0-bool',
-    ],
     "a bool operand or alpha: torch's RuntimeError for bool arithmetic, minigrad computes with it as a number": [
         'add_-alpha-bool', 'sub_-arg0-bool', 'sub_-alpha-bool',
     ],

@@ -24,6 +24,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import flag, normalize_dims, wrap_dim
 from minigrad.ops.elementwise import Where
+from minigrad.ops.stats import correction_of
 from minigrad.tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
 from minigrad import return_types
@@ -241,27 +242,17 @@ class StdMean(VarMean):
     name, root = "std_mean", True
 
 
-def _correction(name: str, dim, unbiased, correction) -> tuple:
-    """PyTorch's spellings: ``(input, dim, unbiased, keepdim)``, ``(input, unbiased)`` and
-    ``(input, dim, *, correction, keepdim)``."""
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise TypeError(f"{name}() takes either unbiased= or correction=, not both")
-    return dim, (1 if unbiased is None else int(unbiased)) if correction is None else correction
-
-
 def var_mean(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> tuple:
     """``(input.var(dim), input.mean(dim))``, computed together."""
     check_tensor("var_mean", "input", 1, input)
-    dim, correction = _correction("var_mean", dim, unbiased, correction)
+    dim, correction = correction_of("var_mean", dim, unbiased, keepdim, correction)
     return VarMean.apply(input, dim, correction, bool(keepdim))
 
 
 def std_mean(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> tuple:
     """``(input.std(dim), input.mean(dim))``, computed together."""
     check_tensor("std_mean", "input", 1, input)
-    dim, correction = _correction("std_mean", dim, unbiased, correction)
+    dim, correction = correction_of("std_mean", dim, unbiased, keepdim, correction)
     return StdMean.apply(input, dim, correction, bool(keepdim))
 
 

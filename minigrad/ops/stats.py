@@ -208,26 +208,32 @@ def _squared_deviations(a: Tensor, ctx) -> np.ndarray:
     return out
 
 
-def _correction(dim, unbiased, correction):
-    """PyTorch's two spellings: ``var(dim, unbiased, keepdim)`` and ``var(dim, correction=, keepdim=)``."""
-    if isinstance(dim, bool):  # x.var(False): the old positional ``unbiased``
+def correction_of(name: str, dim, unbiased, keepdim, correction) -> tuple:
+    """``(dim, correction)`` from PyTorch's three spellings of var, std, var_mean and std_mean:
+    ``(dim, unbiased=True, keepdim=False)``, ``(dim=None, *, correction=1, keepdim=False)``, and a
+    bool alone, the old positional ``unbiased`` (``x.var(False)``), which takes no other argument."""
+    if isinstance(dim, bool):
+        if unbiased is not None or correction is not None or keepdim is not False:
+            raise TypeError(f"{name}(): a bool as the first argument is unbiased ({name}({dim})), which takes no "
+                            f"other argument: pass the dim first, None for every element, as in "
+                            f"{name}(None, {dim}, keepdim=True)")
         dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise TypeError("var()/std() take either unbiased= or correction=, not both")
-    if correction is None:
-        correction = 1 if unbiased is None else int(unbiased)
-    return dim, correction
+    if unbiased is None:
+        return dim, 1 if correction is None else correction
+    if correction is not None:
+        raise TypeError(f"{name}() takes either unbiased= or correction=, not both")
+    return dim, int(flag(unbiased, "unbiased"))
 
 
 @tensor_method(top_level=True)
 def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    dim, correction = _correction(dim, unbiased, correction)
+    dim, correction = correction_of("var", dim, unbiased, keepdim, correction)
     return Var.apply(a, dim, correction, keepdim)
 
 
 @tensor_method(top_level=True)
 def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    dim, correction = _correction(dim, unbiased, correction)
+    dim, correction = correction_of("std", dim, unbiased, keepdim, correction)
     return Std.apply(a, dim, correction, keepdim)
 
 
