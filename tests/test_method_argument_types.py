@@ -233,11 +233,6 @@ KNOWN_BY_REASON = {
     "a bool operand or alpha: torch's RuntimeError for bool arithmetic, minigrad computes with it as a number": [
         'add_-alpha-bool', 'sub_-arg0-bool', 'sub_-alpha-bool',
     ],
-    "addmm's beta/alpha are not checked yet (minigrad/ops/products.py, another change in progress)": [
-        'addmm-beta-str', 'addmm-beta-None', 'addmm-beta-list_of_str', 'addmm-beta-ndarray',
-        'addmm-beta-float_tensor', 'addmm-beta-tuple_of_float', 'addmm-alpha-str', 'addmm-alpha-None',
-        'addmm-alpha-list_of_str', 'addmm-alpha-ndarray', 'addmm-alpha-float_tensor', 'addmm-alpha-tuple_of_float',
-    ],
 }
 KNOWN = {case: reason for reason, cases in KNOWN_BY_REASON.items() for case in cases}
 

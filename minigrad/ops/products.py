@@ -23,7 +23,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import write_out
-from minigrad.ops.broadcast import integer, sum_to, wrap_dim
+from minigrad.ops.broadcast import integer, number, sum_to, wrap_dim
 from minigrad.ops.linalg import Dot, UnsafeView
 from minigrad.ops.shape import view_of
 from minigrad.tensor import Tensor, check_tensor
@@ -370,6 +370,7 @@ def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * self + alpha * (mat1 @ mat2)``, ``self`` broadcast to the product's shape."""
     check_tensor("addmm", "mat1", 1, mat1)
     check_tensor("addmm", "mat2", 2, mat2)
+    beta, alpha = number(beta, "beta"), number(alpha, "alpha")
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2
                            else f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
@@ -386,4 +387,6 @@ def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
         raise RuntimeError(f"The expanded size of the tensor ({shape[1]}) must match the existing size "
                            f"({self.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(shape)}.  "
                            f"Tensor sizes: {list(self.shape)}") from None
+    if self._data.dtype.kind in "iu":  # PyTorch converts them to the tensor's type: 1.5 is 1
+        beta, alpha = int(beta), int(alpha)
     return Addmm.apply(self, mat1, mat2, beta, alpha)
