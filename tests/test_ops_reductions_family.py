@@ -496,3 +496,17 @@ def test_diagonal_is_a_view_as_in_torch():
         d += 1
         assert x.sum().item() == 2 and x[0, 1].item() == 1
         assert x.diag().sum().item() == 0  # diag of a matrix is a copy
+
+
+@pytest.mark.parametrize("call", ["amax(0)", "amin(0)", "amax((0, 1), keepdim=True)", "nansum(1)", "nansum()"])
+def test_an_in_place_change_to_the_input_before_backward_is_caught(call):
+    """amax/amin find the winners and nansum the NaNs in backward, from the saved input, as PyTorch
+    does: changing the input in place in between is the usual error, not a stale gradient."""
+    for L in base.LIBS:  # (minigrad alone when torch is not installed)
+        x = L.tensor([[1.0, 3.0, 2.0], [4.0, NAN, 0.0]], requires_grad=True)
+        y = x * 1
+        z = eval(f"y.{call}")
+        with L.no_grad():
+            y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()

@@ -61,13 +61,17 @@ class Amax(Function):
                 raise IndexError(f"{cls.name}(): Expected reduction dim {d} to have non-zero size.")
         out = np.asarray(cls.reduce(a._data, axis=dims, keepdims=True))
         ctx.dims, ctx.keepdim = dims, keepdim
-        ctx.mask = a._data == out  # (not the NaN: PyTorch's mask misses it too)
-        return Tensor._wrap(np.asarray(out if keepdim else out.reshape(
+        result = Tensor._wrap(np.asarray(out if keepdim else out.reshape(
             [n for i, n in enumerate(a.shape) if i not in dims]), order="C"))
+        # The input and the result, as PyTorch saves them: the winners are found in backward, so an
+        # in-place change to the input in between is caught instead of using a stale mask.
+        ctx.save_for_backward(a, result)
+        return result
 
     @staticmethod
     def backward(ctx, grad):
-        mask = ctx.mask
+        a, result = ctx.saved_tensors
+        mask = a._data == _kept(result, ctx.dims, ctx.keepdim)._data  # (not the NaN: PyTorch's mask misses it too)
         count = Tensor._wrap(mask.sum(axis=ctx.dims, keepdims=True).astype(grad._data.dtype))
         return _kept(grad, ctx.dims, ctx.keepdim) / count * Tensor._wrap(mask.astype(grad._data.dtype)), None, None
 
@@ -266,12 +270,14 @@ class Nansum(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         x = a._data
         out = np.nansum(x, axis=dims, keepdims=keepdim) if x.dtype.kind == "f" else x.sum(axis=dims, keepdims=keepdim)
-        ctx.kept = ~np.isnan(x) if x.dtype.kind == "f" else None
+        ctx.save_for_backward(a)  # (PyTorch saves the input: its NaNs are found in backward)
         return Tensor._wrap(np.asarray(out, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype, order="C"))
 
     @staticmethod
     def backward(ctx, grad):
-        return _kept(grad, ctx.dims, ctx.keepdim) * Tensor._wrap(ctx.kept.astype(grad._data.dtype)), None, None
+        a, = ctx.saved_tensors
+        kept = Tensor._wrap((~np.isnan(a._data)).astype(grad._data.dtype))
+        return _kept(grad, ctx.dims, ctx.keepdim) * kept, None, None
 
 
 @tensor_method(top_level=True)
