@@ -77,6 +77,11 @@ EINSUM = {
     "ellipsis_sum_front": ("i...->...", [(2, 3, 2)]),
     "ellipsis_ranks": ("...i,...i->...", [(3, 4), (2, 3, 4)][::-1]),
     "ellipsis_empty": ("...ij,jk->...ik", [(2, 3), (3, 2)]),
+    # a size 1 broadcasts, '...' dims and named ones alike (the operand is expanded first)
+    "broadcast_ellipsis": ("...i,...i", [(2, 3), (1, 3)]),
+    "broadcast_ellipsis_out": ("...i,...i->...", [(1, 2, 3), (4, 2, 3)]),
+    "broadcast_named": ("ij,ij->", [(2, 3), (1, 3)]),
+    "broadcast_batch": ("bij,bjk->bik", [(1, 2, 3), (4, 3, 2)]),
 }
 for name, (equation, shapes) in EINSUM.items():
     CASES[f"einsum_{name}"] = (lambda L, *xs, e=equation: L.einsum(e, *xs), [(normal, s) for s in shapes])
@@ -379,6 +384,8 @@ BAD = {
     "einsum_operand_count": lambda L: L.einsum("ij,jk", z(L, 2, 2)),
     "einsum_rank": lambda L: L.einsum("ijk", z(L, 2, 2)),
     "einsum_sizes": lambda L: L.einsum("ij,jk", z(L, 2, 3), z(L, 2, 2)),
+    "einsum_repeated_sizes": lambda L: L.einsum("ii->i", z(L, 1, 3)),
+    "einsum_ellipsis_sizes": lambda L: L.einsum("...i,...i", z(L, 2, 3), z(L, 4, 3)),
     "einsum_bad_letter": lambda L: L.einsum("i1", z(L, 2, 2)),
     "einsum_output_unknown": lambda L: L.einsum("ij->k", z(L, 2, 2)),
     "einsum_output_twice": lambda L: L.einsum("ij->ii", z(L, 2, 2)),
@@ -464,15 +471,6 @@ def test_bad_input_raises_torchs_type(name):
     assert theirs is not None, f"torch accepts {name}: the case is wrong"
     assert isinstance(ours, type(theirs)), f"minigrad raised {type(ours).__name__}: {ours}; torch {type(theirs).__name__}: {theirs}"
     assert str(ours)
-
-
-@needs_torch
-@pytest.mark.parametrize("shapes", [[(2, 3), (1, 3)], [(1, 2, 3), (4, 2, 3)]])
-def test_einsum_refuses_to_broadcast_ellipsis_dims_which_torch_does(shapes):
-    """'...' dims of different sizes (one of them 1) broadcast in PyTorch; minigrad says it does not."""
-    torch.einsum("...i,...i", *[torch.zeros(*s) for s in shapes])
-    with pytest.raises(NotImplementedError, match="would broadcast"):
-        minigrad.einsum("...i,...i", *[minigrad.zeros(*s) for s in shapes])
 
 
 def test_unfold_is_a_view_as_in_torch():

@@ -262,18 +262,25 @@ def _parse(equation: str, operands) -> tuple:
             raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input operand")
         if output.count(c) > 1:
             raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
-    sizes: dict = {}
+    sizes: dict = {}  # each subscript's size; a size 1 broadcasts against a larger one, as in PyTorch
     for i, (s, t) in enumerate(zip(subscripts, operands)):
         if len(s) != t.ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) does not match the "
                                f"number of dimensions ({t.ndim}) for operand {i} and no ellipsis was given")
-        for c, n in zip(s, t.shape):
-            if sizes.setdefault(c, n) != n:
+        own: dict = {}
+        for d, (c, n) in enumerate(zip(s, t.shape)):
+            if own.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the sizes don't match, "
+                                   f"{n} != {own[c]}")
+            seen = sizes.setdefault(c, n)
+            if seen != n and 1 not in (seen, n):
                 if c in broadcast:
-                    raise NotImplementedError(f"einsum: '...' dims of sizes {sizes[c]} and {n} would broadcast, which "
-                                              "minigrad does not do: expand the operands to the same sizes first")
+                    raise RuntimeError(f"einsum(): dimension {d} covered by ellipsis in operand {i} has size {n} which "
+                                       f"does not broadcast with previously seen ellipsis with size {seen} for the "
+                                       "respective dimension")
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
-                                   f"with previously seen size {sizes[c]}")
+                                   f"with previously seen size {seen}")
+            sizes[c] = max(seen, n)
     return subscripts, output, sizes
 
 
@@ -335,6 +342,9 @@ def einsum(equation: str, *operands) -> Tensor:
     for t in operands[1:]:
         _same_dtype("einsum", operands[0], t)
     subscripts, output, sizes = _parse(equation, operands)
+    # An operand's size-1 dim that broadcasts is expanded first: ExpandBackward0 sums its gradient back.
+    operands = [t if all(n == sizes[c] for c, n in zip(s, t.shape)) else t.expand(*[sizes[c] for c in s])
+                for s, t in zip(subscripts, operands)]
     return Einsum.apply(subscripts, output, sizes, *operands)
 
 
