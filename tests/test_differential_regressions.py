@@ -506,3 +506,11 @@ def test_matmul_is_made_of_pytorch_s_steps():
     (1, 1, 2)). minigrad's single node had two inputs and passed (grad of a, None)."""
     check([leaf((2, 1)), leaf((1, 1, 1), False), ("binary", "matmul", 0, 1), ("node_hook", 2, "post", None),
            ("backward", 2, 0, None, True, None)])
+
+
+def test_reshape_gives_a_size_1_dimension_pytorch_s_stride():
+    """Seed 7159: x.T.add_(x.T.reshape(1, 2)) for x of shape (2, 1). PyTorch's view strides
+    (computeStride) give the reshape's size-1 dimension stride 2, not x.T's 1: same memory with
+    other strides is a partial overlap, which add_ refuses. NumPy's reshape kept the stride 1."""
+    check([leaf((2, 1), False), ("view", "T", 0, ()), ("view", "reshape", 1, ((1, 2),)),
+           ("inplace", "add_", 1, 2, None, False)])

@@ -65,6 +65,32 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
     return shape
 
 
+def _view_strides(a: np.ndarray, shape: tuple) -> tuple:
+    """PyTorch's strides (in bytes) for ``a`` viewed as ``shape`` (``computeStride``), when NumPy's
+    reshape of ``a`` is a view too. They differ from NumPy's only where the view has a size of 1
+    or no elements; PyTorch's overlap checks compare these strides, so ours must be the same."""
+    numel = a.size
+    if a.ndim == 0 or (numel == 0 and a.shape != shape):  # as a new tensor of this shape would have
+        strides, step = [0] * len(shape), a.itemsize
+        for d in reversed(range(len(shape))):
+            strides[d], step = step, step * max(shape[d], 1)
+        return tuple(strides)
+    if numel == 0:
+        return a.strides
+    strides, view_d, base = [0] * len(shape), len(shape) - 1, a.strides[-1]
+    chunk = view_numel = 1  # elements of the input's current run of dimensions that step evenly
+    for d in reversed(range(a.ndim)):
+        chunk *= a.shape[d]
+        if d == 0 or (a.shape[d - 1] != 1 and a.strides[d - 1] != chunk * base):  # the run ends here
+            while view_d >= 0 and (view_numel < chunk or shape[view_d] == 1):
+                strides[view_d] = view_numel * base
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if d > 0:
+                base, chunk, view_numel = a.strides[d - 1], 1, 1
+    return tuple(strides)
+
+
 class Reshape(Function):
     """``reshape`` (copies if it must) and ``view`` (never copies)."""
 
@@ -74,17 +100,18 @@ class Reshape(Function):
     def forward(ctx, a, shape, must_view=False):
         ctx.input_shape = a.shape
         shape = infer_shape(shape, a.numel())
-        if must_view:
-            # reshape(copy=False) needs NumPy 2.1; a result that does not share the input's
-            # memory is a copy, which view() must refuse, on every supported NumPy.
-            out = a._data.reshape(shape)
-            if out.size == 0 or np.may_share_memory(out, a._data):
-                return view_of(a, out, (Reshape, (shape, True)))
+        out = a._data.reshape(shape)
+        if out.size == 0 or (1 in shape and np.may_share_memory(out, a._data)):
+            strides = _view_strides(a._data, shape)
+            out = out if out.strides == strides else strided_view(a._data, shape, strides)
+        elif must_view and not np.may_share_memory(out, a._data):
+            # (reshape(copy=False) needs NumPy 2.1: a result that does not share the input's
+            # memory is a copy, which view() must refuse, on every supported NumPy)
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             )
-        return view_of(a, a._data.reshape(shape), (Reshape, (shape,)))
+        return view_of(a, out, (Reshape, (shape, True) if must_view else (shape,)))
 
     @staticmethod
     def backward(ctx, grad):
