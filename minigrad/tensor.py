@@ -227,8 +227,12 @@ class Tensor:
         if hooks is None:
             hooks = self._hooks = OrderedDict()
             node = self.grad_fn
-            if node is not None:  # (on a leaf, AccumulateGrad reads the tensor's own dict)
+            if node is not None:
                 node._pre_hooks = (node._pre_hooks or ()) + ((self._output_nr, hooks),)
+            else:  # a leaf: its AccumulateGrad reads the tensor's own dict, once told there is one
+                accumulator = self._grad_accumulator and self._grad_accumulator()
+                if accumulator is not None:
+                    accumulator._pre_hooks = ()
         return add_hook(hooks, hook)
 
     def _edge(self) -> tuple:

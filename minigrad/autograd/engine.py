@@ -203,12 +203,15 @@ def run_backward(
                     callback(node, grads, input_grads)
             if not retain_graph:
                 node.release_variables()
-            for (child, output_nr), grad in zip(node.next_functions, input_grads):
-                if child is not None and grad is not None:  # (_add_to_buffer, without the call)
-                    slots = buffers.get(child)
-                    if slots is None:
-                        slots = buffers[child] = [None] * child._num_outputs
-                    slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
+            edges = node.next_functions
+            for i, grad in enumerate(input_grads):  # (_add_to_buffer, without the call)
+                if grad is not None:
+                    child, output_nr = edges[i]
+                    if child is not None:
+                        slots = buffers.get(child)
+                        if slots is None:
+                            slots = buffers[child] = [None] * child._num_outputs
+                        slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
     finally:
         _GradMode.enabled, _GraphTask.current = grad_was_enabled, outer_task
     return [task.captured.get(edge) for edge in inputs] if inputs and not accumulate else []

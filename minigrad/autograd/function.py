@@ -276,7 +276,8 @@ class FunctionCtx(Node):
         backward's value for them still reaches the node's post-hooks (a
         built-in op's is dropped: PyTorch's ops do not compute it).
         """
-        n_inputs = len(self._input_meta)
+        input_meta, needs_input_grad = self._input_meta, self.needs_input_grad
+        n_inputs = len(input_meta)
         if len(grads) != n_inputs:
             if len(grads) > n_inputs and all(g is None for g in grads[n_inputs:]):
                 grads = grads[:n_inputs]
@@ -287,7 +288,8 @@ class FunctionCtx(Node):
                     "with None for inputs that are not tensors or need no gradient"
                 )
         checked = []
-        for i, (g, meta, needed) in enumerate(zip(grads, self._input_meta, self.needs_input_grad)):
+        for i, g in enumerate(grads):  # (indexing, not zip: this loop runs for every node of every backward)
+            meta = input_meta[i]
             if meta is None:  # an argument without an edge: not a tensor (or a built-in op's index or mask)
                 if g is not None:
                     self._raise_bad_gradient(i, g)
@@ -295,7 +297,7 @@ class FunctionCtx(Node):
             if g is not None:
                 if not isinstance(g, _graph.Tensor):
                     self._raise_bad_gradient(i, g)
-                if needed:
+                if needs_input_grad[i]:
                     shape, dtype = meta
                     if g._data.shape != shape:
                         g = self._sum_to_input(i, g, shape)
@@ -369,8 +371,7 @@ class FunctionCtx(Node):
                 continue
             data = out._data
             output_meta.append((data.shape, data.dtype))
-            # (id(out) not in map(id, inputs): by identity, as _index_of, without a Python call per output)
-            if plain and data.dtype.kind == "f" and out._view_meta is None and id(out) not in map(id, inputs):
+            if plain and data.dtype.kind == "f" and out._view_meta is None and _index_of(out, inputs) is None:
                 out._requires_grad, out._grad_fn, out._output_nr = True, self, i if custom else slots
                 slots += 1
             else:

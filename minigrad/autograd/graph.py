@@ -155,8 +155,9 @@ class AccumulateGrad(Node):
         super().__init__()
         self._sequence_nr += _ACCUMULATE_GRAD_BASE
         self.variable = variable
-        # Not None, so the engine calls _call_pre_hooks: a leaf's tensor hooks live on the leaf.
-        self._pre_hooks = ()
+        # A leaf's tensor hooks live on the leaf; while it has some, this is not None, so the engine
+        # calls _call_pre_hooks (Tensor.register_hook sets it on a leaf's live accumulator).
+        self._pre_hooks = None if variable._hooks is None else ()
 
     def _call_pre_hooks(self, grads: list) -> list:
         hooks = self.variable._hooks
