@@ -77,7 +77,8 @@ def _save_operands(ctx, a, b, keep_a: bool, keep_b: bool, *also) -> None:
     if True not in ctx.needs_input_grad:
         return
     a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
-    ctx.save_for_backward(a if keep_a and a_is_tensor else None, b if keep_b and b_is_tensor else None, *also)
+    # (save_for_backward's checks are for user code: these are tensors or None by construction)
+    ctx._to_save = (a if keep_a and a_is_tensor else None, b if keep_b and b_is_tensor else None, *also)
     ctx.scalars = (None if a_is_tensor else a, None if b_is_tensor else b)
     ctx.shapes = (a._data.shape if a_is_tensor else (), b._data.shape if b_is_tensor else ())
 
@@ -85,8 +86,9 @@ def _save_operands(ctx, a, b, keep_a: bool, keep_b: bool, *also) -> None:
 def _saved_operands(ctx) -> tuple:
     """The two operands again (saved tensors, the numbers kept on ctx, or None where
     nothing was saved), then whatever else was saved."""
-    (a, b, *also), (scalar_a, scalar_b) = ctx.saved_tensors, ctx.scalars
-    return (scalar_a if a is None else a, scalar_b if b is None else b, *also)
+    saved, (scalar_a, scalar_b) = ctx.saved_tensors, ctx.scalars
+    a, b = saved[0], saved[1]
+    return (scalar_a if a is None else a, scalar_b if b is None else b) + saved[2:]
 
 
 def _is_bool(x) -> bool:
