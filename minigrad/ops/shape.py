@@ -19,7 +19,7 @@ from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 from minigrad.device import device as _device_type, resolve as _resolve_device
-from minigrad.ops.broadcast import integer, normalize_dims, number, sum_to, wrap_dim
+from minigrad.ops.broadcast import flag, integer, normalize_dims, number, sum_to, type_name, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.ops.layout import copy_keeping_layout, is_dense, repeats_memory, strided_view
 from minigrad.tensor import Tensor, _ViewMeta, _argument, _sizes, _tensor_argument
@@ -926,26 +926,49 @@ def __getitem__(self, key) -> Tensor:
     return index(self, key)
 
 
+def _is_dtype(value) -> bool:
+    """A minigrad dtype, a Python type PyTorch takes as one (float, int, bool), or a NumPy dtype."""
+    return (isinstance(value, (dtypes.dtype, np.dtype)) or value is float or value is int or value is bool
+            or isinstance(value, type) and issubclass(value, np.generic))
+
+
 @tensor_method()
 def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False) -> Tensor:
     """This tensor in another dtype, as a copy that gradients flow through (cast back to this dtype).
 
-    As in PyTorch: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` (other's
-    dtype) or keywords. The device can only be the CPU (see ``minigrad.device``). Returns
-    ``self`` when nothing changes, unless ``copy=True``.
+    As in PyTorch, the first argument picks the overload: ``to(device, dtype=None)`` (a str, a
+    ``minigrad.device``, None, or an int, which names an accelerator), ``to(dtype)``, or ``to(other)``
+    (other's dtype; a Python float or bool stands for a 0-d tensor of it, float64 or bool), each
+    followed by ``non_blocking`` and ``copy``; or keywords. The device can only be the CPU (see
+    ``minigrad.device``). Returns ``self`` when nothing changes, unless ``copy=True``.
     """
-    flags = []  # to(dtype, non_blocking, copy) positionally
-    for arg in args:
-        if isinstance(arg, Tensor):
-            dtype = arg.dtype
-        elif isinstance(arg, (str, _device_type)):
-            device = arg
-        elif isinstance(arg, bool):
-            flags.append(arg)
+    flags = list(args[1:])
+    if args:
+        first = args[0]
+        if first is None or isinstance(first, (str, _device_type, int, np.integer)) and not isinstance(first, bool):
+            device = int(first) if isinstance(first, np.integer) else first
+            if flags:
+                dtype = flags.pop(0)
+                if dtype is not None and not _is_dtype(dtype):
+                    raise TypeError(f"to(): after the device comes the dtype, not {type_name(dtype)}: "
+                                    f"x.to('cpu', minigrad.float64, non_blocking, copy)")
+        elif _is_dtype(first):
+            dtype = first
+        elif isinstance(first, Tensor):
+            dtype = first.dtype
+        elif isinstance(first, (float, np.floating, bool)):
+            dtype = dtypes.bool_ if isinstance(first, bool) else dtypes.float64
         else:
-            dtype = arg
-    if len(flags) == 2:
-        copy = flags[1]
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type_name(first)}): "
+                            "pass a dtype (minigrad.float64), a device ('cpu') or a tensor whose dtype to take")
+    if len(flags) > 2:
+        raise TypeError(f"to() received {len(args)} positional arguments: after the dtype, the device and dtype, "
+                        "or the tensor come only non_blocking and copy")
+    non_blocking, copy = flags + [non_blocking, copy][len(flags):]
+    flag(non_blocking, "non_blocking")
+    flag(copy, "copy")
+    if dtype is not None and not _is_dtype(dtype):
+        raise TypeError(f"to(): argument 'dtype' must be minigrad.dtype, not {type_name(dtype)}")
     _resolve_device(device)
     target = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
     if target == self._data.dtype and not copy:
