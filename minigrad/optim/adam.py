@@ -25,7 +25,7 @@ from typing import Iterable
 
 import numpy as np
 
-from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.optimizer import Optimizer, _check_betas, _check_non_negative
 from minigrad.tensor import Tensor
 
 
@@ -57,15 +57,9 @@ class Adam(Optimizer):
         maximize: bool = False,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(lr=lr, eps=eps)
+        _check_betas(betas)
+        _check_non_negative(weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)

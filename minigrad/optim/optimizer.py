@@ -10,6 +10,13 @@ update is not an operation to differentiate, and in place it allocates
 nothing. Each update bumps the parameter's version counter, exactly as an
 in-place tensor operation would, so a graph that saved the old values and is
 backpropagated later reports the change instead of silently using new values.
+
+Where minigrad's optimizers differ from PyTorch's: ``state[p]["step"]`` is a
+Python int (PyTorch keeps a 0-dim float tensor); ``lr`` is a number (PyTorch
+also takes a 1-element tensor); and the flags for PyTorch's other
+implementations (``differentiable``, ``capturable``, ``fused``) are accepted
+only at their defaults, since minigrad has one: a loop over the parameters,
+outside autograd, on the CPU. ``foreach`` is accepted and ignored.
 """
 from __future__ import annotations
 
@@ -17,8 +24,18 @@ import copy
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
+import numpy as np
+
 from minigrad.autograd.grad_mode import enable_grad
+from minigrad.dtypes import get_default_dtype
 from minigrad.tensor import Tensor
+
+# Why each flag PyTorch offers for its other implementations can only keep its default here.
+_ONE_IMPLEMENTATION = {
+    "differentiable": "minigrad's step updates parameters outside autograd, so it has no graph to differentiate",
+    "capturable": "minigrad runs on the CPU, without CUDA graphs to capture",
+    "fused": "minigrad has one implementation, a loop over the parameters",
+}
 
 
 class Optimizer:
@@ -54,6 +71,10 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         group = {**self.defaults, **param_group, "params": params}
+        for flag, reason in _ONE_IMPLEMENTATION.items():
+            if group.get(flag):
+                raise NotImplementedError(f"{type(self).__name__} got {flag}={group[flag]}, but {reason}: "
+                                          f"leave {flag} at its default")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -105,7 +126,11 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore hyperparameters and per-parameter state saved by ``state_dict`` (copied)."""
+        """Restore hyperparameters and per-parameter state saved by ``state_dict`` (copied).
+
+        As in PyTorch, tensors in the state of a floating-point parameter take its
+        dtype, except ``"step"``: a float32 checkpoint continues in float64 and vice versa.
+        """
         state_dict = copy.deepcopy(state_dict)
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
@@ -120,7 +145,8 @@ class Optimizer:
         self.state = defaultdict(dict)
         for i, s in state_dict["state"].items():
             if i in by_index:
-                self.state[by_index[i]] = s
+                p = by_index[i]
+                self.state[p] = {key: _cast_state(value, p, key) for key, value in s.items()}
         self.param_groups = [
             {**saved, "params": group["params"]} for group, saved in zip(self.param_groups, saved_groups)
         ]
@@ -131,3 +157,34 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
         return "\n".join(lines) + "\n)"
+
+
+def _cast_state(value: Any, p: Tensor, key: str) -> Any:
+    """``value`` in ``p``'s dtype if it is a tensor of state a floating-point ``p`` keeps (not its step count)."""
+    if isinstance(value, Tensor) and key != "step" and p.is_floating_point():
+        return Tensor._wrap(value._data.astype(p._data.dtype, copy=False))
+    return value
+
+
+def _scalar_state(value: float) -> Tensor:
+    """A 0-dim tensor of the default dtype, where PyTorch keeps scalar state (ASGD's ``eta``, NAdam's ``mu_product``).
+
+    Its float32 rounding shows in the updates of float64 parameters too, so
+    minigrad rounds alike to follow PyTorch's trajectories.
+    """
+    return Tensor._wrap(np.array(value, dtype=get_default_dtype().numpy))
+
+
+def _check_non_negative(**hyperparameters: float) -> None:
+    """PyTorch's ``ValueError`` for the first hyperparameter below 0 (or NaN), e.g. ``Invalid learning rate: -1``."""
+    for name, value in hyperparameters.items():
+        if not 0.0 <= value:
+            words = {"lr": "learning rate", "eps": "epsilon value"}.get(name, f"{name} value")
+            raise ValueError(f"Invalid {words}: {value}")
+
+
+def _check_betas(betas: tuple[float, float]) -> None:
+    """Each of Adam's two averaging factors must be in [0, 1): at 1 the average never moves."""
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")

@@ -21,7 +21,7 @@ from typing import Iterable
 import numpy as np
 
 from minigrad.optim.adam import _lerp
-from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.optimizer import Optimizer, _check_non_negative
 from minigrad.tensor import Tensor
 
 
@@ -40,16 +40,7 @@ class RMSprop(Optimizer):
         foreach: bool | None = None,
         maximize: bool = False,
     ) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if alpha < 0.0:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                         centered=centered, foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
