@@ -14,6 +14,7 @@ import inspect
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import minigrad
 
@@ -236,11 +237,7 @@ KNOWN_BY_REASON = {
 KNOWN = {case: reason for reason, cases in KNOWN_BY_REASON.items() for case in cases}
 
 
-@pytest.mark.parametrize(("name", "receiver", "args", "kwargs"), _cases())
-def test_wrong_argument_type_fails_as_in_torch(name, receiver, args, kwargs, request):
-    case = request.node.callspec.id
-    if case in KNOWN:
-        request.node.add_marker(pytest.mark.xfail(reason=KNOWN[case], strict=False))
+def _assert_fails_as_in_torch(name, receiver, args, kwargs) -> None:
     (mine, mine_value), (theirs, their_value) = _run(minigrad, name, receiver, args, kwargs), \
         _run(torch, name, receiver, args, kwargs)
     assert mine == theirs, f"minigrad: {mine_value!r}, torch: {their_value!r}"
@@ -249,3 +246,31 @@ def test_wrong_argument_type_fails_as_in_torch(name, receiver, args, kwargs, req
     elif mine is TypeError and str(mine_value) != str(their_value):
         # minigrad's own message, naming the method or the argument, not one from inside NumPy
         assert f"{name}(" in str(mine_value) or "argument '" in str(mine_value), f"minigrad: {mine_value!r}"
+
+
+@pytest.mark.parametrize(("name", "receiver", "args", "kwargs"), _cases())
+def test_wrong_argument_type_fails_as_in_torch(name, receiver, args, kwargs, request):
+    case = request.node.callspec.id
+    if case in KNOWN:
+        request.node.add_marker(pytest.mark.xfail(reason=KNOWN[case], strict=False))
+    _assert_fails_as_in_torch(name, receiver, args, kwargs)
+
+
+# Methods whose PyTorch overload depends on which arguments are given and of what kind (max(),
+# max(other), max(dim, keepdim=False); prod(*, dtype), prod(dim, keepdim=False, *, dtype); round(),
+# round(*, decimals)): hypothesis draws calls of up to two positional arguments and two keywords,
+# each of any kind below, and each call must have PyTorch's outcome.
+OVERLOADED = {"max": ("dim", "keepdim"), "min": ("dim", "keepdim"), "prod": ("dim", "keepdim", "dtype"),
+              "round": ("decimals",)}
+ANY_KIND = [None, 1, -1, True, False, 1.5, "cpu", (0, 1), np.int64(1), T(1, "int64"), T([1], "int64"), T(1.5),
+            M23, Dtype("float64")]
+
+
+@pytest.mark.parametrize("name", sorted(OVERLOADED))
+@settings(max_examples=300)
+@given(data=st.data())
+def test_overload_picked_as_in_torch(name, data):
+    args = tuple(data.draw(st.lists(st.sampled_from(ANY_KIND), max_size=2), label="args"))
+    kwargs = data.draw(st.dictionaries(st.sampled_from(OVERLOADED[name]), st.sampled_from(ANY_KIND), max_size=2),
+                       label="kwargs")
+    _assert_fails_as_in_torch(name, M23, args, kwargs)

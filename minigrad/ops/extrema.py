@@ -126,7 +126,7 @@ class Cumprod(Function):
 @tensor_method(top_level=True)
 def cumprod(self, dim: int, *, dtype=None) -> Tensor:
     """The running product along ``dim``; ``dtype`` converts the input first."""
-    return Cumprod.apply(self if dtype is None else self.to(dtype), dim)
+    return Cumprod.apply(self if dtype is None else self.to(dtype=dtype), dim)
 
 
 # -- cummax, cummin -----------------------------------------------------------------------------------
@@ -283,7 +283,7 @@ class Nansum(Function):
 @tensor_method(top_level=True)
 def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum, NaN counted as 0."""
-    return Nansum.apply(self if dtype is None else self.to(dtype), dim, flag(keepdim, "keepdim"))
+    return Nansum.apply(self if dtype is None else self.to(dtype=dtype), dim, flag(keepdim, "keepdim"))
 
 
 @tensor_method(top_level=True)

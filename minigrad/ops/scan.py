@@ -152,7 +152,7 @@ def prod(self, dim: int = _NOT_GIVEN, keepdim: bool = _NOT_GIVEN, *, dtype=None)
     if dim is None:
         raise TypeError("prod(): argument 'dim' must be int, not NoneType: x.prod() without a dim multiplies "
                         "every element")
-    a = self if dtype is None else self.to(dtype)
+    a = self if dtype is None else self.to(dtype=dtype)
     if dim is _NOT_GIVEN:
         if keepdim is not _NOT_GIVEN:
             raise TypeError(f"prod(): keepdim= needs a dim, as in x.prod(dim, keepdim={keepdim!r}); x.prod() "
@@ -163,4 +163,4 @@ def prod(self, dim: int = _NOT_GIVEN, keepdim: bool = _NOT_GIVEN, *, dtype=None)
 
 @tensor_method(top_level=True)
 def cumsum(self, dim: int, *, dtype=None) -> Tensor:
-    return Cumsum.apply(self if dtype is None else self.to(dtype), dim)
+    return Cumsum.apply(self if dtype is None else self.to(dtype=dtype), dim)

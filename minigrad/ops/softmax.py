@@ -84,9 +84,9 @@ class LogSoftmax(Function):
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
 @tensor_method(top_level=True)
 def softmax(self, dim: int, dtype=None) -> Tensor:
-    return Softmax.apply(self if dtype is None else self.to(dtype), dim)
+    return Softmax.apply(self if dtype is None else self.to(dtype=dtype), dim)
 
 
 @tensor_method(top_level=True)
 def log_softmax(self, dim: int, dtype=None) -> Tensor:
-    return LogSoftmax.apply(self if dtype is None else self.to(dtype), dim)
+    return LogSoftmax.apply(self if dtype is None else self.to(dtype=dtype), dim)
