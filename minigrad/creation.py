@@ -36,16 +36,20 @@ def _infer_dtype(data, array: np.ndarray) -> np.dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}: expected numbers, nested lists of numbers, or a NumPy array")
 
 
-def _not_numbers(data) -> Exception:
+def _not_numbers(data, name: str, dtype_given: bool) -> Exception:
     """PyTorch's error for data that is not numbers: TypeError for a str, ValueError for a str in a
-    list, RuntimeError for anything else (None, a dict); ragged lists are a ValueError."""
+    list, and for anything else (None, a dict) RuntimeError, or TypeError when a dtype is given (each
+    element is then converted to it, which refuses such a value); ragged lists are a ValueError."""
     if isinstance(data, str):
-        return TypeError("new(): invalid data type 'str': a tensor holds numbers")
+        return TypeError(f"{name}(): invalid data type 'str': a tensor holds numbers")
     found = _non_numbers(data)
     if not found:
         return ValueError("expected sequence of equal-length lists of numbers to make a tensor")
     if isinstance(found[0], str):
         return ValueError("too many dimensions 'str': a tensor holds numbers, not strings")
+    if dtype_given:
+        return TypeError(f"{name}(): must be real number, not {type(found[0]).__name__}: a tensor holds numbers "
+                         "(a number, nested lists of numbers, or a NumPy array)")
     return RuntimeError(f"Could not infer dtype of {type(found[0]).__name__}: a tensor holds numbers "
                         "(a number, nested lists of numbers, or a NumPy array)")
 
@@ -59,6 +63,11 @@ def _non_numbers(data) -> list:
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, an array or a tensor)."""
+    return _from_data(data, dtype, device, requires_grad, "new")  # (PyTorch's messages say new())
+
+
+def _from_data(data, dtype, device, requires_grad: bool, name: str) -> Tensor:
+    """``tensor()`` and ``new_tensor()``: ``name`` is what their messages call them."""
     resolve_device(device)
     if isinstance(data, Tensor):
         data = data._data
@@ -69,7 +78,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     except ValueError as e:
         raise ValueError(f"expected sequence of equal-length lists to make a tensor: {e}") from None
     if array.dtype == object or array.dtype.kind in "USV":
-        raise _not_numbers(data)
+        raise _not_numbers(data, name, dtype is not None)
+    if array.dtype.kind == "c" and dtype is not None and not isinstance(data, np.ndarray):
+        # (PyTorch casts a complex array to the dtype, but refuses a complex number there)
+        raise TypeError(f"{name}(): must be real number, not complex: minigrad has no complex dtypes")
     want = dtypes.to_numpy_dtype(dtype) if dtype is not None else _infer_dtype(data, array)
     if want.kind in "iub" and array.dtype.kind == "f" and not np.isfinite(array).all():
         raise RuntimeError(f"value cannot be converted to type {dtypes.from_numpy_dtype(want)} without overflow: "
@@ -276,7 +288,8 @@ def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
 
 @tensor_method()
 def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    """A new tensor of ``data``, in this tensor's dtype unless ``dtype`` is given."""
+    return _from_data(data, dtype or self.dtype, device, requires_grad, "new_tensor")
 
 
 @tensor_method()

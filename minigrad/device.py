@@ -35,10 +35,12 @@ class device:
     def __init__(self, type: "str | device", index: int | None = None) -> None:
         if isinstance(type, device):
             type, index = type.type, type.index if index is None else index
-        elif isinstance(type, int) and not isinstance(type, bool):
-            raise DeviceUnavailableError(
-                f"device {type}: an integer device means an accelerator, and minigrad runs on the CPU "
-                "only. Use 'cpu'."
+        elif isinstance(type, int) and not isinstance(type, bool):  # PyTorch's RuntimeErrors, in its order
+            if type < 0:
+                raise RuntimeError(f"Device index must not be negative, got {type}")
+            raise RuntimeError(
+                f"Cannot access accelerator device when none is available: device {type} names an accelerator, "
+                "and minigrad runs on the CPU only. Use 'cpu'."
             )
         elif not isinstance(type, str):
             raise TypeError(f"device() expects a string such as 'cpu', got {builtins.type(type).__name__}")

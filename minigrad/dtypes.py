@@ -75,8 +75,8 @@ def to_numpy_dtype(d) -> np.dtype:
     """Accept a minigrad dtype, a NumPy dtype or a Python type such as ``float``."""
     if isinstance(d, dtype):
         return d.numpy
-    if d is builtins.float:
-        return default_float.numpy
+    if d is builtins.float:  # a Python float is a double, so PyTorch reads the type as float64
+        return float64.numpy
     if d is builtins.int:
         return int64.numpy
     if d is builtins.bool:

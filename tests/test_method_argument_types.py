@@ -223,17 +223,7 @@ def _equal(a, b) -> bool:
 
 
 # Known differences left, each case with the reason (run as non-strict xfail: an XPASS says it is fixed).
-KNOWN_BY_REASON = {
-    "torch's new_tensor refuses None and a str with TypeError, unlike its own tensor(); minigrad's new_tensor is tensor()": [
-        'new_tensor-arg0-str', 'new_tensor-arg0-None',
-    ],
-    "to(int): minigrad's device(int) raises DeviceUnavailableError (a RuntimeError), torch a plain RuntimeError": [
-        'to-arg0-np_int', 'to-arg0-negative',
-    ],
-    "a bool operand or alpha: torch's RuntimeError for bool arithmetic, minigrad computes with it as a number": [
-        'add_-alpha-bool', 'sub_-arg0-bool', 'sub_-alpha-bool',
-    ],
-}
+KNOWN_BY_REASON: dict[str, list[str]] = {}
 KNOWN = {case: reason for reason, cases in KNOWN_BY_REASON.items() for case in cases}
 
 

@@ -619,13 +619,14 @@ DATA = {"str": "a", "None": None, "list of str": ["a"], "list with None": [1.0, 
         "bools": [True, False], "numpy ints": [np.int64(1), np.int64(2)]}
 
 
+@pytest.mark.parametrize("dtype", [None, "float32", "int64"])  # (given a dtype, PyTorch converts each element to it)
 @pytest.mark.parametrize("data", sorted(DATA))
-def test_tensor_of_data_that_is_not_numbers_fails_as_in_torch(data):
+def test_tensor_of_data_that_is_not_numbers_fails_as_in_torch(data, dtype):
     torch = pytest.importorskip("torch")
     outcomes = []
     for lib in (minigrad, torch):
         try:
-            made = lib.tensor(DATA[data])
+            made = lib.tensor(DATA[data], dtype=dtype and getattr(lib, dtype))
             outcomes.append(("ok", str(made.dtype).split(".")[-1], made.tolist()))
         except Exception as e:  # noqa: BLE001  (the type is what is compared)
             outcomes.append((type(e).__name__,))

@@ -135,17 +135,21 @@ class Rsub(Function):
         return -grad, None
 
 
+def _check_sub(a, b) -> None:
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
 class Sub(Function):
     node_name = "SubBackward0"
     _operands = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
-        if _is_bool(a) or _is_bool(b):
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
-            )
+        _check_sub(a, b)
         ctx.shapes = _shape(a), _shape(b)
         return _binary(np.subtract, a, b)
 
@@ -738,16 +742,30 @@ def pow_(self, exponent) -> Tensor:
     return self._inplace(Pow, _argument("pow_", exponent))
 
 
+def _scaled(name: str, self: Tensor, other, alpha):
+    """``other * alpha`` for add_/sub_, with PyTorch's checks of alpha against the result's dtype:
+    a bool alpha only for a bool result, a float one not for an integer or bool result."""
+    other, alpha = _argument(name, other), number(alpha, "alpha")
+    if isinstance(alpha, bool) or self._data.dtype.kind != "f" and isinstance(alpha, (float, np.floating)):
+        kind = dtypes.result_type(self._data, _array(other)).kind
+        if isinstance(alpha, bool) and kind != "b":
+            raise RuntimeError(f"Boolean alpha only supported for Boolean results: {name}() on a {self.dtype} "
+                               f"tensor takes a number as alpha, e.g. alpha={int(alpha)}")
+        if kind in "biu" and not isinstance(alpha, bool):
+            raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number: "
+                               f"{name}() on a {self.dtype} tensor takes an integer alpha")
+    return other if alpha == 1 else other * alpha
+
+
 @tensor_method("add_", "__iadd__")
 def add_(self, other, alpha=1) -> Tensor:
-    alpha = number(alpha, "alpha")
-    return self._inplace(Add, _argument("add_", other) * alpha if alpha != 1 else _argument("add_", other))
+    return self._inplace(Add, _scaled("add_", self, other, alpha))
 
 
 @tensor_method("sub_", "__isub__")
 def sub_(self, other, alpha=1) -> Tensor:
-    alpha = number(alpha, "alpha")
-    return self._inplace(Sub, _argument("sub_", other) * alpha if alpha != 1 else _argument("sub_", other))
+    _check_sub(self, other)  # before alpha makes a bool operand a number
+    return self._inplace(Sub, _scaled("sub_", self, other, alpha))
 
 
 @tensor_method("mul_", "__imul__")
