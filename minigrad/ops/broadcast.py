@@ -15,6 +15,11 @@ import operator
 import numpy as np
 
 
+# An argument left out, told apart from an explicit None: PyTorch's overloads (max(), max(dim),
+# squeeze(dim), round(decimals=)) refuse None where the argument may only be omitted.
+NOT_GIVEN = object()
+
+
 def broadcast_error(shape_a: tuple, shape_b: tuple) -> RuntimeError:
     """PyTorch's message, naming the first dimension (from the right) that clashes."""
     for i in range(1, min(len(shape_a), len(shape_b)) + 1):

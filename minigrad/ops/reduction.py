@@ -12,12 +12,11 @@ import numpy as np
 
 from minigrad import return_types
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import flag, integer, normalize_dims, type_name
+from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, type_name
 from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import Expand, IndexAdd
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
-
 
 
 def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
@@ -155,34 +154,31 @@ def _full_index(indices: np.ndarray, dim: int) -> tuple:
     return tuple(grid)
 
 
-_NOT_GIVEN = object()  # (an omitted dim or keepdim: PyTorch's overloads refuse an explicit None)
-
-
-def extremum(a: Tensor, first=_NOT_GIVEN, keepdim=_NOT_GIVEN, dim=_NOT_GIVEN, other=_NOT_GIVEN,
+def extremum(a: Tensor, first=NOT_GIVEN, keepdim=NOT_GIVEN, dim=NOT_GIVEN, other=NOT_GIVEN,
              largest: bool = True):
     """PyTorch's three overloads: ``a.max()`` of every element, ``a.max(other)`` elementwise, and
     ``a.max(dim, keepdim=False)`` -> (values, indices). A positional tensor is ``other`` unless
     ``keepdim`` is given: then it is the dim (a 0-d integer one), as PyTorch reads it."""
     name = "max" if largest else "min"
-    if first is not _NOT_GIVEN and (dim is not _NOT_GIVEN or other is not _NOT_GIVEN):
+    if first is not NOT_GIVEN and (dim is not NOT_GIVEN or other is not NOT_GIVEN):
         raise TypeError(f"{name}() got its first argument twice: pass it by position or as dim= / other=")
-    if other is not _NOT_GIVEN or (isinstance(first, Tensor) and keepdim is _NOT_GIVEN):
-        other = first if other is _NOT_GIVEN else other
+    if other is not NOT_GIVEN or (isinstance(first, Tensor) and keepdim is NOT_GIVEN):
+        other = first if other is NOT_GIVEN else other
         if not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'other' must be Tensor, not {type_name(other)}")
-        if keepdim is not _NOT_GIVEN:
+        if keepdim is not NOT_GIVEN:
             raise TypeError(f"{name}(other=...) takes no keepdim: keepdim goes with a dim, x.{name}(dim, keepdim)")
         return -Maximum.apply(-a, -other) if not largest else Maximum.apply(a, other)
-    dim = first if dim is _NOT_GIVEN else dim
-    if dim is _NOT_GIVEN:
-        if keepdim is not _NOT_GIVEN:
+    dim = first if dim is NOT_GIVEN else dim
+    if dim is NOT_GIVEN:
+        if keepdim is not NOT_GIVEN:
             raise TypeError(f"{name}(): keepdim= needs a dim, as in x.{name}(dim, keepdim={keepdim!r}); "
                             f"x.{name}() without a dim reduces every element to one value")
         return (MaxAll if largest else MinAll).apply(a, largest)
     if dim is None:
         raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType: "
                         f"x.{name}() without a dim reduces every element to one value")
-    dim, keepdim = integer(dim), False if keepdim is _NOT_GIVEN else flag(keepdim, "keepdim")
+    dim, keepdim = integer(dim), False if keepdim is NOT_GIVEN else flag(keepdim, "keepdim")
     result_type = return_types.max if largest else return_types.min
     return result_type(*(MaxDim if largest else MinDim).apply(a, dim, keepdim, largest))
 
@@ -237,14 +233,14 @@ def mean(self, dim=None, keepdim: bool = False) -> Tensor:
 
 
 @tensor_method("max", top_level=True)
-def _max(self, dim_or_other: int | Tensor = _NOT_GIVEN, /, keepdim: bool = _NOT_GIVEN, *,
-         dim: int = _NOT_GIVEN, other: Tensor = _NOT_GIVEN):
+def _max(self, dim_or_other: int | Tensor = NOT_GIVEN, /, keepdim: bool = NOT_GIVEN, *,
+         dim: int = NOT_GIVEN, other: Tensor = NOT_GIVEN):
     return extremum(self, dim_or_other, keepdim, dim, other)
 
 
 @tensor_method("min", top_level=True)
-def _min(self, dim_or_other: int | Tensor = _NOT_GIVEN, /, keepdim: bool = _NOT_GIVEN, *,
-         dim: int = _NOT_GIVEN, other: Tensor = _NOT_GIVEN):
+def _min(self, dim_or_other: int | Tensor = NOT_GIVEN, /, keepdim: bool = NOT_GIVEN, *,
+         dim: int = NOT_GIVEN, other: Tensor = NOT_GIVEN):
     return extremum(self, dim_or_other, keepdim, dim, other, largest=False)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import integer, sum_to
+from minigrad.ops.broadcast import NOT_GIVEN, integer, sum_to
 from minigrad.ops.elementwise import _array, _binary, _save_operands, _saved_operands, _shape
 from minigrad.tensor import Tensor, _argument
 from minigrad.ops.registry import binary_operator, tensor_method
@@ -215,13 +215,10 @@ def trunc(self) -> Tensor:
     return Trunc.apply(self)
 
 
-_NOT_GIVEN = object()  # (decimals omitted: PyTorch's overloads refuse an explicit None)
-
-
 @tensor_method("round", top_level=True)
-def _round(self, *, decimals: int = _NOT_GIVEN) -> Tensor:
+def _round(self, *, decimals: int = NOT_GIVEN) -> Tensor:
     """Round half to even; ``decimals`` (keyword-only, as in PyTorch) rounds to that many decimal places."""
-    if decimals is _NOT_GIVEN:
+    if decimals is NOT_GIVEN:
         return Round.apply(self, 0)
     return RoundDecimals.apply(self, integer(decimals, "decimals"))
 

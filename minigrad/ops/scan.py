@@ -20,7 +20,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
-from minigrad.ops.broadcast import flag, wrap_dim
+from minigrad.ops.broadcast import NOT_GIVEN, flag, wrap_dim
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
@@ -143,22 +143,20 @@ class Prod(Function):
 
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
-_NOT_GIVEN = object()  # (an omitted dim or keepdim: PyTorch's overloads refuse an explicit None)
-
 
 @tensor_method(top_level=True)
-def prod(self, dim: int = _NOT_GIVEN, keepdim: bool = _NOT_GIVEN, *, dtype=None) -> Tensor:
+def prod(self, dim: int = NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
     """The product of all elements, or along ``dim``; ``dtype`` converts the input first."""
     if dim is None:
         raise TypeError("prod(): argument 'dim' must be int, not NoneType: x.prod() without a dim multiplies "
                         "every element")
     a = self if dtype is None else self.to(dtype=dtype)
-    if dim is _NOT_GIVEN:
-        if keepdim is not _NOT_GIVEN:
+    if dim is NOT_GIVEN:
+        if keepdim is not NOT_GIVEN:
             raise TypeError(f"prod(): keepdim= needs a dim, as in x.prod(dim, keepdim={keepdim!r}); x.prod() "
                             "without a dim multiplies every element")
         return ProdAll.apply(a)
-    return Prod.apply(a, dim, False if keepdim is _NOT_GIVEN else flag(keepdim, "keepdim"))
+    return Prod.apply(a, dim, False if keepdim is NOT_GIVEN else flag(keepdim, "keepdim"))
 
 
 @tensor_method(top_level=True)

@@ -19,7 +19,7 @@ from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 from minigrad.device import device as _device_type, resolve as _resolve_device
-from minigrad.ops.broadcast import flag, integer, normalize_dims, number, sum_to, type_name, wrap_dim
+from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, number, sum_to, type_name, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.ops.layout import copy_keeping_layout, is_dense, repeats_memory, strided_view
 from minigrad.tensor import Tensor, _ViewMeta, _argument, _sizes, _tensor_argument
@@ -854,16 +854,13 @@ def mT(self) -> Tensor:
     return self.transpose(-2, -1)
 
 
-_NOT_GIVEN = object()  # (an omitted dim: PyTorch's overloads refuse an explicit None)
-
-
 @tensor_method(top_level=True, out=False)
-def squeeze(self, dim: int | tuple = _NOT_GIVEN) -> Tensor:
+def squeeze(self, dim: int | tuple = NOT_GIVEN) -> Tensor:
     """Dimensions of size 1 removed: every one, or those of ``dim`` (an int or a tuple)."""
     if dim is None:
         raise TypeError("squeeze(): argument 'dim' must be int or tuple of ints, not NoneType: x.squeeze() "
                         "without a dim removes every dimension of size 1")
-    dim = None if dim is _NOT_GIVEN else dim
+    dim = None if dim is NOT_GIVEN else dim
     return squeeze_node(dim).apply(self, dim)
 
 

@@ -15,13 +15,12 @@ import numpy as np
 
 from minigrad import return_types
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import flag, integer, wrap_dim
+from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.layout import like_first
 from minigrad.ops.shape import IndexAdd
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
-
 
 
 def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
@@ -70,18 +69,15 @@ class SortStable(_Picked):
     node_name = "SortBackward1"
 
 
-_NOT_GIVEN = object()
-
-
 @tensor_method(top_level=True)
-def sort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> return_types.sort:
+def sort(a: Tensor, *args, stable=NOT_GIVEN, **kwargs) -> return_types.sort:
     """The values along ``dim`` in order, and their indices in ``a``; equal values keep their order.
 
     PyTorch's two overloads: ``sort(dim=-1, descending=False)``, and, once ``stable`` is given
     (any value, even None), ``sort(*, stable, dim=-1, descending=False)`` with dim and descending
     by keyword only. minigrad always sorts stably.
     """
-    if stable is _NOT_GIVEN:
+    if stable is NOT_GIVEN:
         return _sort(Sort, a, *args, **kwargs)
     if args:
         raise TypeError(f"sort(): with stable=, pass dim and descending by keyword, e.g. "
@@ -90,7 +86,7 @@ def sort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> return_types.sort:
 
 
 @tensor_method(top_level=True, out=False)
-def argsort(a: Tensor, *args, stable=_NOT_GIVEN, **kwargs) -> Tensor:
+def argsort(a: Tensor, *args, stable=NOT_GIVEN, **kwargs) -> Tensor:
     """The indices that sort ``a`` along ``dim`` (``sort(...).indices``), with sort's two overloads."""
     return sort(a, *args, stable=stable, **kwargs).indices
 
