@@ -238,3 +238,32 @@ def test_a_method_form_refuses_what_the_operator_would_pass_on(method, other):
     for lib in (minigrad, torch):
         with pytest.raises(TypeError):
             getattr(lib.tensor([5.0, -3.0]), method)(OTHERS[other]())
+
+
+@pytest.mark.parametrize("name", ["add", "sub"])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool"])
+@pytest.mark.parametrize("alpha", [1, 2, -0.5, True, False, "a"])
+@pytest.mark.parametrize("form", ["method", "function", "number_first"])
+def test_alpha_of_add_and_sub_as_in_torch(name, dtype, alpha, form):
+    """``x.add(y, alpha=a)`` is x + a * y, with PyTorch's refusals of alpha for the result's dtype."""
+    outcomes = []
+    for lib in (minigrad, torch):
+        x = lib.tensor([[1, 0, 1]], dtype=getattr(lib, dtype))
+        y = lib.tensor([[1], [0]], dtype=getattr(lib, dtype))
+        call = {"method": lambda: getattr(x, name)(y, alpha=alpha),
+                "function": lambda: getattr(lib, name)(x, y, alpha=alpha),
+                "number_first": lambda: getattr(lib, name)(3, y, alpha=alpha)}[form]
+        outcomes.append(_outcome(call))
+    assert outcomes[0][0] == outcomes[1][0]
+    if outcomes[0][0] == "ok":
+        assert outcomes[0][1].dtype == outcomes[1][1].dtype
+        np.testing.assert_array_equal(outcomes[0][1], outcomes[1][1])
+
+
+def test_alpha_is_keyword_only_and_differentiable():
+    for lib in (minigrad, torch):
+        x, y = lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor([3.0, 4.0], requires_grad=True)
+        with pytest.raises(TypeError):
+            x.add(y, 2)
+        x.sub(y, alpha=3).sum().backward()
+        assert x.grad.tolist() == [1.0, 1.0] and y.grad.tolist() == [-3.0, -3.0]

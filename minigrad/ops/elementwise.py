@@ -742,19 +742,43 @@ def pow_(self, exponent) -> Tensor:
     return self._inplace(Pow, _argument("pow_", exponent))
 
 
-def _scaled(name: str, self: Tensor, other, alpha):
-    """``other * alpha`` for add_/sub_, with PyTorch's checks of alpha against the result's dtype:
-    a bool alpha only for a bool result, a float one not for an integer or bool result."""
+def _scaled(name: str, self, other, alpha):
+    """``other * alpha`` for add/sub and add_/sub_ (``self`` is a number in ``minigrad.add(2, x)``),
+    with PyTorch's checks of alpha against the result's dtype: a bool alpha only for a bool result,
+    a float one not for an integer or bool result."""
     other, alpha = _argument(name, other), number(alpha, "alpha")
-    if isinstance(alpha, bool) or self._data.dtype.kind != "f" and isinstance(alpha, (float, np.floating)):
-        kind = dtypes.result_type(self._data, _array(other)).kind
-        if isinstance(alpha, bool) and kind != "b":
-            raise RuntimeError(f"Boolean alpha only supported for Boolean results: {name}() on a {self.dtype} "
-                               f"tensor takes a number as alpha, e.g. alpha={int(alpha)}")
-        if kind in "biu" and not isinstance(alpha, bool):
+    float_self = isinstance(self, Tensor) and self._data.dtype.kind == "f"
+    if isinstance(alpha, bool) or not float_self and isinstance(alpha, (float, np.floating)):
+        result = dtypes.result_type(_array(self), _array(other))
+        if isinstance(alpha, bool) and result.kind != "b":
+            raise RuntimeError(f"Boolean alpha only supported for Boolean results: {name}() with a "
+                               f"{dtypes.from_numpy_dtype(result)} result takes a number as alpha, e.g. alpha={int(alpha)}")
+        if result.kind in "biu" and not isinstance(alpha, bool):
             raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number: "
-                               f"{name}() on a {self.dtype} tensor takes an integer alpha")
-    return other if alpha == 1 else other * alpha
+                               f"{name}() with a {dtypes.from_numpy_dtype(result)} result takes an integer alpha")
+    if alpha == 1:
+        return other
+    scaled = other * alpha
+    # alpha does not promote: it is applied in the dtype of self op other (True + 2 * True is True)
+    if isinstance(scaled, Tensor) and isinstance(other, Tensor):
+        result = dtypes.result_type(_array(self), other._data)
+        if scaled._data.dtype != result:
+            scaled = scaled.to(dtypes.from_numpy_dtype(result))
+    return scaled
+
+
+# x.add(y, alpha=2) is x + y * 2, as PyTorch's alpha (keyword-only, as there); minigrad records the
+# product as a node of its own, where PyTorch's AddBackward0/SubBackward0 apply alpha themselves.
+@tensor_method("add", top_level=True)
+def add(self, other, *, alpha=1) -> Tensor:
+    return Add.apply(self, _scaled("add", self, other, alpha))
+
+
+@tensor_method("sub", top_level=True)
+def sub(self, other, *, alpha=1) -> Tensor:
+    number(alpha, "alpha")  # (its type first, as PyTorch's argument parser checks it)
+    _check_sub(self, other)  # before alpha makes a bool operand a number
+    return Sub.apply(self, _scaled("sub", self, other, alpha))
 
 
 @tensor_method("add_", "__iadd__")
@@ -764,6 +788,7 @@ def add_(self, other, alpha=1) -> Tensor:
 
 @tensor_method("sub_", "__isub__")
 def sub_(self, other, alpha=1) -> Tensor:
+    number(alpha, "alpha")
     _check_sub(self, other)  # before alpha makes a bool operand a number
     return self._inplace(Sub, _scaled("sub_", self, other, alpha))
 
