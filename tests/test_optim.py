@@ -307,8 +307,8 @@ def test_load_state_dict_restores_hyperparameters_and_checks_groups():
 def test_optimizer_repr_is_pytorch_style():
     opt = SGD([nn.Parameter(minigrad.zeros(1))], lr=0.1)
     assert repr(opt) == (
-        "SGD (\nParameter Group 0\n    dampening: 0\n    foreach: None\n    lr: 0.1\n    maximize: False\n"
-        "    momentum: 0\n    nesterov: False\n    weight_decay: 0\n)"
+        "SGD (\nParameter Group 0\n    dampening: 0\n    differentiable: False\n    foreach: None\n    fused: None\n"
+        "    lr: 0.1\n    maximize: False\n    momentum: 0\n    nesterov: False\n    weight_decay: 0\n)"
     )
 
 

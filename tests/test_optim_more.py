@@ -156,9 +156,12 @@ def _signature(cls) -> list[tuple]:
     return [(p.name, p.kind, p.default) for p in inspect.signature(cls.__init__).parameters.values()]
 
 
-@pytest.mark.parametrize("name", OPTIMIZERS)
+@pytest.mark.parametrize("name", OPTIMIZERS + ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_optimizer_signature_is_torchs(torch, name):
     assert _signature(getattr(minigrad.optim, name)) == _signature(getattr(torch.optim, name))
+    # (the repr lists every hyperparameter of a group, flags included)
+    assert repr(getattr(minigrad.optim, name)([nn.Parameter(minigrad.zeros(1))])) == \
+        repr(getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)]))
 
 
 @pytest.mark.parametrize("name", SCHEDULERS)
@@ -195,7 +198,7 @@ def test_bad_hyperparameters_raise_as_torch(torch, name, data):
     assert ours == theirs
 
 
-@pytest.mark.parametrize("name", OPTIMIZERS)
+@pytest.mark.parametrize("name", OPTIMIZERS + ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_flags_for_other_implementations_only_at_their_defaults(name):
     cls = getattr(minigrad.optim, name)
     flags = {"differentiable": False, "capturable": False, "fused": None}

@@ -55,13 +55,17 @@ class Adam(Optimizer):
         *,
         foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
         _check_non_negative(lr=lr, eps=eps)
         _check_betas(betas)
         _check_non_negative(weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize, foreach=foreach, decoupled_weight_decay=decoupled_weight_decay)
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: np.ndarray, group: dict, state: dict) -> None:
@@ -110,6 +114,10 @@ class AdamW(Adam):
         *,
         maximize: bool = False,
         foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)

@@ -26,7 +26,8 @@ from minigrad.tensor import Tensor
 
 
 class RMSprop(Optimizer):
-    """``foreach`` is accepted for PyTorch's signature and ignored."""
+    """``foreach`` is accepted for PyTorch's signature and ignored; ``capturable`` and
+    ``differentiable`` only at their defaults (``optimizer.py``)."""
 
     def __init__(
         self,
@@ -37,12 +38,15 @@ class RMSprop(Optimizer):
         weight_decay: float = 0,
         momentum: float = 0,
         centered: bool = False,
+        capturable: bool = False,
         foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         _check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-                        centered=centered, foreach=foreach, maximize=maximize)
+                        centered=centered, capturable=capturable, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: np.ndarray, group: dict, state: dict) -> None:

@@ -33,8 +33,11 @@ class SGD(Optimizer):
         *,
         maximize: bool = False,
         foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
-        """``maximize=True`` climbs the gradient; ``foreach`` is accepted for PyTorch's signature and ignored."""
+        """``maximize=True`` climbs the gradient; ``foreach`` is accepted for PyTorch's signature and
+        ignored, ``differentiable`` and ``fused`` only at their defaults (``optimizer.py``)."""
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -44,7 +47,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
-                        maximize=maximize, foreach=foreach)
+                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: np.ndarray, group: dict, state: dict) -> None:
