@@ -15,9 +15,15 @@ import operator
 import numpy as np
 
 
-# An argument left out, told apart from an explicit None: PyTorch's overloads (max(), max(dim),
-# squeeze(dim), round(decimals=)) refuse None where the argument may only be omitted.
-NOT_GIVEN = object()
+class _NotGiven:
+    """An argument left out, told apart from an explicit None: PyTorch's overloads (max(), max(dim),
+    squeeze(dim), round(decimals=)) refuse None where the argument may only be omitted."""
+
+    def __repr__(self) -> str:  # (what help() shows as the default)
+        return "<not given>"
+
+
+NOT_GIVEN = _NotGiven()
 
 
 def broadcast_error(shape_a: tuple, shape_b: tuple) -> RuntimeError:
