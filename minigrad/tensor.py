@@ -79,17 +79,10 @@ class Tensor:
 
     @classmethod
     def _wrap(cls, array: np.ndarray) -> "Tensor":
-        """A tensor around an existing array, without copying or checking (for ops).
-
-        It sets what ``_init`` sets, written out: every op's result passes here.
-        """
+        """A tensor around an existing array, without copying or checking (for ops)."""
         t = cls.__new__(cls)
         # NumPy returns a scalar, not a 0-d array, from ufuncs on 0-d arrays.
-        t._data = array if type(array) is np.ndarray else np.asarray(array)
-        t._requires_grad = False
-        t._grad = t._grad_fn = t._base = t._view_meta = t._hooks = t._grad_accumulator = None
-        t._output_nr = 0
-        t._version_counter = _VersionCounter()
+        t._init(array if type(array) is np.ndarray else np.asarray(array))
         return t
 
     # -- autograd state ---------------------------------------------------------
