@@ -468,7 +468,11 @@ def _apply_unrecorded(cls: type, args: tuple):
     already off, an in-place forward still bumps its version (``mark_dirty``), and a view it makes
     is marked as made in no_grad mode (PyTorch refuses to record in-place ops on such views)."""
     ctx = cls._backward_cls((False,) * len(args))
-    outputs = cls.forward(ctx, *args)
+    if cls._forward_takes_ctx:
+        outputs = cls.forward(ctx, *args)
+    else:
+        outputs = cls.forward(*args)
+        cls.setup_context(ctx, args, outputs)
     if ctx._dirty:
         _mark_dirty_outputs(ctx, args, outputs if type(outputs) is tuple else (outputs,), False)
     for out in outputs if type(outputs) is tuple else (outputs,):
