@@ -1,4 +1,4 @@
-"""Pooling, padding and embedding lookups as single nodes named as PyTorch names them.
+"""Pooling, padding, interpolation and embedding lookups as single nodes named as PyTorch names them.
 
 Each of these is linear in its tensor input: ``f(x) = L x`` (plus a constant, for
 padding with a value). ``nn.functional`` writes ``f`` with tensor operations a
@@ -85,4 +85,7 @@ AdaptiveAvgPool2d = linear_map("AdaptiveAvgPool2D")
 ReflectionPad = {n: linear_map(f"ReflectionPad{n}D") for n in (1, 2, 3)}
 ReplicationPad = {n: linear_map(f"ReplicationPad{n}D") for n in (1, 2, 3)}
 ConstantPadNd = linear_map("ConstantPadNd", records_input=False)
+UpsampleNearest = {n: linear_map(f"UpsampleNearest{n}D", records_input=False) for n in (1, 2)}
+UpsampleLinear1d = linear_map("UpsampleLinear1D", records_input=False)
+UpsampleBilinear2d = linear_map("UpsampleBilinear2D", records_input=False)
 Embedding = linear_map("Embedding", records_input=False)

@@ -1,9 +1,10 @@
-"""layer_norm and batch_norm as one node each, named as PyTorch names them.
+"""layer_norm, batch_norm and group_norm as one node each, named as PyTorch names them.
 
-Both compute ``x_hat = (x - mean) / sqrt(var + eps)`` over some dimensions, then
+All compute ``x_hat = (x - mean) / sqrt(var + eps)`` over some dimensions, then
 ``y = x_hat * weight + bias``. layer_norm takes the statistics over each sample's
 last dimensions, batch_norm over everything but the channel dimension (or, in
-evaluation, uses the running statistics instead). With ``g = grad * weight`` and
+evaluation, uses the running statistics instead), group_norm over each sample's
+groups of channels. With ``g = grad * weight`` and
 the means taken over the normalised dimensions, the gradients are
 
     d/dx      = (g - mean(g) - x_hat * mean(g * x_hat)) / sqrt(var + eps)   (batch statistics)
@@ -32,27 +33,32 @@ class NativeNorm(Function):
 
     ``view`` is the shape weight and bias are broadcast as. ``stats``: the (mean, var) arrays, with
     the reduced dimensions kept, or None to take them from x (``batch_statistics``); ``batch``: they
-    are x's own (so its gradient goes through them), not running statistics.
+    are x's own (so its gradient goes through them), not running statistics. ``grouped``: the shape
+    x is normalised in, if not its own (group_norm's (N, G, C / G, ...), whose weight is per channel).
     """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, dims: tuple, view: tuple, eps: float, stats, batch: bool):
-        ctx.dims, ctx.view, ctx.eps, ctx.stats, ctx.batch = dims, view, eps, stats, batch
+    def forward(ctx, x, weight, bias, dims: tuple, view: tuple, eps: float, stats, batch: bool,
+                grouped: tuple | None = None):
+        ctx.dims, ctx.view, ctx.eps, ctx.stats, ctx.batch, ctx.grouped = dims, view, eps, stats, batch, grouped
         ctx.param_shape = None if weight is None and bias is None else (weight if weight is not None else bias).shape
         ctx.save_for_backward(x, weight)
-        data = x._data
+        data = x._data if grouped is None else x._data.reshape(grouped)
         mean, var = batch_statistics(data, dims) if stats is None else stats
         out = (data - mean) / np.sqrt(var + eps)
         if weight is not None:
             out = out * weight._data.reshape(view)
         if bias is not None:
             out = out + bias._data.reshape(view)
-        return Tensor._wrap(np.asarray(out, dtype=data.dtype))
+        return Tensor._wrap(np.asarray(out, dtype=data.dtype).reshape(x.shape))  # (group_norm's shape back)
 
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         dims, view, eps = ctx.dims, ctx.view, ctx.eps
+        shape = x.shape
+        if ctx.grouped is not None:
+            x, grad = x.reshape(ctx.grouped), grad.reshape(ctx.grouped)
         dtype, x = x.dtype, x.double()  # float64 inside (see the module docstring)
         if ctx.batch:
             centered = x - x.mean(dims, keepdim=True)
@@ -69,12 +75,12 @@ class NativeNorm(Function):
                 grad_x = (g - g.mean(dims, keepdim=True) - x_hat * (g * x_hat).mean(dims, keepdim=True)) * rstd
             else:
                 grad_x = g * rstd
-            grad_x = grad_x.to(dtype)
+            grad_x = grad_x.to(dtype) if ctx.grouped is None else grad_x.to(dtype).reshape(shape)
         if need_weight:
             grad_weight = _sum_to_view(grad * x_hat, view, ctx.param_shape).to(weight.dtype)
         if need_bias:
             grad_bias = _sum_to_view(grad, view, ctx.param_shape)
-        return grad_x, grad_weight, grad_bias, None, None, None, None, None
+        return grad_x, grad_weight, grad_bias, None, None, None, None, None, None
 
 
 def batch_statistics(data: np.ndarray, dims: tuple) -> tuple:
@@ -97,3 +103,7 @@ class NativeLayerNorm(NativeNorm):
 
 class NativeBatchNorm(NativeNorm):
     node_name = "NativeBatchNormBackward0"
+
+
+class NativeGroupNorm(NativeNorm):
+    node_name = "NativeGroupNormBackward0"
