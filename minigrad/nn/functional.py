@@ -4,17 +4,17 @@ A Module such as ``Linear`` only stores its parameters and calls the
 function here; the function does the computation. Most are a line or two of
 tensor operations, so autograd differentiates them (to any order) with no
 extra code. A few have a Function of their own in ``minigrad/nn/ops``:
-``conv2d`` and ``max_pool2d`` (Numba kernels), ``cross_entropy`` and
+``conv2d`` and ``max_pool2d`` (Numba kernels; ``conv1d`` and ``max_pool1d`` run
+them over a height of 1, as PyTorch does), ``cross_entropy`` and
 ``linear`` (fused: one node instead of several, for speed), ``gelu`` (a Numba
 kernel), ``softplus`` (overflow-free), and ``nll_loss``, ``mse_loss``,
 ``binary_cross_entropy`` (PyTorch's clamps at 0 and 1) and
 ``binary_cross_entropy_with_logits``: one node each, reduction included, named
 as in PyTorch.
 
-What minigrad leaves out, compared with ``torch.nn.functional``: dilation, groups and string
-padding in conv2d; ``ceil_mode`` and ``dilation`` in max_pool2d;
-``scale_grad_by_freq`` and ``sparse`` in embedding; inputs without a batch dimension
-in conv2d and max_pool2d (they take NCHW). The ``inplace=True`` forms of the
+What minigrad leaves out, compared with ``torch.nn.functional``: ``scale_grad_by_freq``
+and ``sparse`` in embedding; interpolate's modes other than nearest, linear and
+bilinear. The ``inplace=True`` forms of the
 activations composed of tensor operations (hardtanh, selu, celu, mish, ...) write
 their result back into the input: the same values and gradients as PyTorch's, under
 a ``CopyBackwards`` node instead of PyTorch's in-place one.
@@ -39,13 +39,14 @@ from minigrad.nn.ops.activation import (
     Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus, _check_float,
 )
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
-from minigrad.nn.ops.conv import Conv2d, MaxPool2d
+from minigrad.nn.ops.conv import AdaptiveMaxPool2d, Conv2d, MaxPool2d, adaptive_bins, pool_out_size
 from minigrad.nn.ops.linear_map import (
-    AdaptiveAvgPool2d, AvgPool2d, ConstantPadNd, Embedding, ReflectionPad, ReplicationPad,
+    AdaptiveAvgPool2d, AvgPool2d, ConstantPadNd, Embedding, ReflectionPad, ReplicationPad, UpsampleBilinear2d,
+    UpsampleLinear1d, UpsampleNearest,
 )
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
-from minigrad.nn.ops.normalization import NativeBatchNorm, NativeLayerNorm, batch_statistics
+from minigrad.nn.ops.normalization import NativeBatchNorm, NativeGroupNorm, NativeLayerNorm, batch_statistics
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, NllLoss2d, SmoothL1Loss
 from minigrad.nn.parameter import Parameter
 from minigrad.ops.elementwise import DivScalar
@@ -440,37 +441,118 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
-def _pair(name: str, value) -> tuple[int, int]:
-    """3 -> (3, 3): conv and pool take one size per spatial dimension."""
-    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
-    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) for v in pair):
-        raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
-    return int(pair[0]), int(pair[1])
+# PyTorch's messages for a size list of the wrong length (templates of fn, name, value, size and n)
+_CONV_LENGTH = ("expected {name} to be a single integer value or a list of {n} values to match the convolution "
+                "dimensions, but got {name}={value}")
+_POOL2D_LENGTH = "{fn}: {name} must either be a single int, or a tuple of two ints"
+_POOL1D_LENGTH = "{fn}() argument '{name}' should contain one int (got {size})"
+_MAX_POOL1D_LENGTH = "{fn}() {name} must be an int, list of ints or tuple of ints of size 1 but got size {size}"
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0) -> Tensor:
-    """2-D convolution of NCHW ``input`` with (out_channels, in_channels, kH, kW) ``weight``.
+def _ntuple(fn: str, name: str, value, n: int, wrong_length: str) -> tuple:
+    """A size given once for all ``n`` spatial dimensions or one per dimension, like PyTorch's int lists:
+    ``3`` or ``(3,)`` -> (3, 3) for n = 2. Anything but ints is a TypeError; another length a RuntimeError,
+    with PyTorch's message (one of the templates above)."""
+    if type(value) is int or isinstance(value, np.integer):
+        return (int(value),) * n
+    if not isinstance(value, (tuple, list)) or not all(isinstance(v, (int, np.integer)) for v in value):
+        raise TypeError(f"{fn}(): argument '{name}' must be tuple of ints, but got {value!r}")
+    if len(value) == 1:
+        return (int(value[0]),) * n
+    if len(value) != n:
+        raise RuntimeError(wrong_length.format(fn=fn, name=name, value=list(value), size=len(value), n=n))
+    return tuple(int(v) for v in value)
 
-    Numba kernels forward and backward, differentiable to any order (``minigrad/nn/ops/conv.py``).
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """1-D convolution of (N, C, L) or unbatched (C, L) ``input`` with (out_channels, C / groups, k) ``weight``.
+
+    The conv2d Function over a height of 1: one ``ConvolutionBackward0`` node, as PyTorch's.
+    """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("conv1d", input=input, weight=weight, bias=bias)
+    return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """2-D convolution of (N, C, H, W) or unbatched (C, H, W) ``input`` with (out_channels, C / groups, kH, kW)
+    ``weight``.
+
+    ``padding`` is a size, a pair, "valid" (none) or "same" (the output as long as the input; stride 1).
+    ``dilation`` spaces the kernel's taps; ``groups`` splits the channels into that many independent
+    convolutions. Numba kernels forward and backward, differentiable to any order (``minigrad/nn/ops/conv.py``).
     """
     if type(input) not in _TENSORS or type(weight) not in _TENSORS or type(bias) not in _TENSORS_OR_NONE:
         _check_tensors("conv2d", input=input, weight=weight, bias=bias)
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _convolution(fn: str, n: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation,
+                 groups: int) -> Tensor:
+    """conv1d and conv2d over ``n`` spatial dimensions, with PyTorch's checks and messages."""
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {fn}, but got input of "
+                           f"size: {list(input.shape)}")
+    if input.ndim == n + 1:  # unbatched: a batch of one, and PyTorch's node on top is the squeeze
+        return _convolution(fn, n, input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype != input.dtype:
             raise RuntimeError(f"Input type ({input.dtype}) and {name} type ({t.dtype}) should be the same")
-    return Conv2d.apply(input, weight, bias, _pair("stride", stride), _pair("padding", padding))
+    stride = _ntuple(fn, "stride", stride, n, _CONV_LENGTH)
+    dilation = _ntuple(fn, "dilation", dilation, n, _CONV_LENGTH)
+    if weight.ndim != input.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+    if isinstance(padding, str):
+        input, padding = _string_padding(input, weight, padding, stride, dilation)
+    else:
+        padding = _ntuple(fn, "padding", padding, n, _CONV_LENGTH)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("non-positive dilation is not supported")
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    out_channels, channels = weight.shape[0], input.shape[1]
+    if out_channels % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size [{list(weight.shape)}] instead")
+    if weight.shape[1] * groups != channels:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got {channels} "
+                           f"channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
+    for size, p, d, k in zip(input.shape[2:], padding, dilation, weight.shape[2:]):
+        if d * (k - 1) + 1 > size + 2 * p:
+            padded = " x ".join(str(size + 2 * p) for size, p in zip(input.shape[2:], padding))
+            spans = " x ".join(str(d * (k - 1) + 1) for d, k in zip(dilation, weight.shape[2:]))
+            raise RuntimeError(f"Calculated padded input size per channel: ({padded}). Kernel size: ({spans}). "
+                               "Kernel size can't be greater than actual input size")
+    if n == 1:  # the conv2d Function over a height of 1
+        stride, padding, dilation = (1, *stride), (0, *padding), (1, *dilation)
+    return Conv2d.apply(input, weight, bias, stride, padding, dilation, groups)
 
 
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
-    """The max of each kernel_size window of NCHW ``input``; ``stride`` defaults to ``kernel_size``.
-
-    Padding counts as -inf (it never wins). Differentiable to any order.
-    """
-    if type(input) not in _TENSORS:
-        _check_tensors("max_pool2d", input=input)
-    kernel_size = _pair("kernel_size", kernel_size)
-    stride = kernel_size if stride is None else _pair("stride", stride)
-    return MaxPool2d.apply(input, kernel_size, stride, _pair("padding", padding))
+def _string_padding(input: Tensor, weight: Tensor, padding: str, stride: tuple, dilation: tuple) -> tuple:
+    """padding="valid" is none; "same" pads d * (k - 1) in all, half on each side. When that is odd, PyTorch
+    pads the input by the extra one on the right first (a ``ConstantPadNdBackward0`` under the convolution)."""
+    if padding == "valid":
+        return input, (0,) * len(stride)
+    if padding != "same":
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    if max(stride) != 1:
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+    if any(total % 2 for total in totals):
+        input = pad(input, [amount for total in reversed(totals) for amount in (0, total % 2)])
+    return input, tuple(total // 2 for total in totals)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -517,13 +599,108 @@ def _window_sum(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], out
     return total
 
 
-def _pool_out_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
-    """PyTorch's output length; with ceil_mode the last window must start inside the input or left padding."""
-    span = size + 2 * p - k
-    out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    return out
+def _pool_geometry(fn: str, input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool) -> tuple:
+    """(kernel, stride, padding, dilation, output (H, W)) of a 2-D pool, as pairs, with PyTorch's checks."""
+    kernel = _ntuple(fn, "kernel_size", kernel_size, 2, _POOL2D_LENGTH)
+    strides = kernel if stride in (None, [], ()) else _ntuple(fn, "stride", stride, 2, _POOL2D_LENGTH)
+    pads = _ntuple(fn, "padding", padding, 2, _POOL2D_LENGTH)
+    dilations = _ntuple(fn, "dilation", dilation, 2, _POOL2D_LENGTH)
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, got {input.ndim}D")
+    if min(strides) <= 0:
+        raise RuntimeError("stride should not be zero" if 0 in strides else
+                           f"stride should be greater than zero, but got dH: {strides[0]} dW: {strides[1]}")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+    if min(dilations) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilations[0]} "
+                           f"dilationW: {dilations[1]}")
+    for k, p, d in zip(kernel, pads, dilations):
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    if any(p > k // 2 for k, p in zip(kernel, pads)):  # (PyTorch checks both halves: this one ignores dilation)
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {pads[1]}, "
+                           f"padH = {pads[0]}, kW = {kernel[1]}, kH = {kernel[0]}")
+    out_hw = tuple(pool_out_size(n, k, s, p, ceil_mode, d)
+                   for n, k, s, p, d in zip(input.shape[-2:], kernel, strides, pads, dilations))
+    if min(out_hw) < 1:
+        sizes = "x".join(map(str, input.shape[-3:])), "x".join(map(str, (input.shape[-3],) + out_hw))
+        raise RuntimeError(f"Given input size: ({sizes[0]}). Calculated output size: ({sizes[1]}). "
+                           f"Output size is too small")
+    return kernel, strides, pads, dilations, out_hw
+
+
+def _single(fn: str, name: str, value, wrong_length: str = _POOL1D_LENGTH) -> int:
+    """A 1-D pool's size: an int or a sequence of one."""
+    return _ntuple(fn, name, value, 1, wrong_length)[0]
+
+
+def _check_1d_pool_input(fn: str, input: Tensor) -> None:
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {fn})")
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The max of each window of (N, C, L) or (C, L) ``input``: ``max_pool2d`` over a height of 1, as in PyTorch
+    (whose node on top is the squeeze); the indices, if returned, are positions along L.
+
+    max_pool1d's own checks come first, with its messages, as in PyTorch.
+    """
+    if type(input) not in _TENSORS:
+        _check_tensors("max_pool1d", input=input)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
+    k = _single("max_pool1d", "kernel_size", kernel_size, _MAX_POOL1D_LENGTH)
+    s = k if stride in (None, [], ()) else _single("max_pool1d", "stride", stride, _MAX_POOL1D_LENGTH)
+    p = _single("max_pool1d", "padding", padding, _MAX_POOL1D_LENGTH)
+    d = _single("max_pool1d", "dilation", dilation, _MAX_POOL1D_LENGTH)
+    for name, value, bad, needs in (("kernel_size", k, k <= 0, "greater than zero"),
+                                    ("stride", s, s <= 0, "greater than zero"), ("padding", p, p < 0, "non-negative"),
+                                    ("dilation", d, d <= 0, "greater than zero")):
+        if bad:
+            raise RuntimeError(f"max_pool1d() {name} must be {needs}, but got {value}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
+                           f"kernel_size={k}")
+    out = pool_out_size(input.shape[-1], k, s, p, ceil_mode, d)
+    if out < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    return tuple(t.squeeze(-2) for t in out) if return_indices else out.squeeze(-2)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The max of each kernel_size window of (N, C, H, W) or (C, H, W) ``input``; ``stride`` defaults to
+    ``kernel_size``.
+
+    Padding counts as -inf (it never wins); ``dilation`` spaces a window's cells; with ``ceil_mode`` a
+    last, partial window is kept. ``return_indices``: also where each max came from (flat in H*W).
+    One node, differentiable to any order.
+    """
+    if type(input) not in _TENSORS:
+        _check_tensors("max_pool2d", input=input)
+    kernel, strides, pads, dilations, _ = _pool_geometry("max_pool2d", input, kernel_size, stride, padding,
+                                                         dilation, ceil_mode)
+    return MaxPool2d.apply(input, kernel, strides, pads, dilations, ceil_mode, return_indices)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of (N, C, L) or (C, L) ``input``: ``avg_pool2d`` over a height of 1, as in PyTorch."""
+    if type(input) not in _TENSORS:
+        _check_tensors("avg_pool1d", input=input)
+    _check_1d_pool_input("avg_pool1d", input)
+    k = _single("avg_pool1d", "kernel_size", kernel_size)
+    s = k if stride in (None, [], ()) else _single("avg_pool1d", "stride", stride)
+    p = _single("avg_pool1d", "padding", padding)
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad).squeeze(-2)
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -537,24 +714,10 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     """
     if type(input) not in _TENSORS:
         _check_tensors("avg_pool2d", input=input)
-    kernel = _pair("kernel_size", kernel_size)
-    strides = kernel if stride is None or stride == [] else _pair("stride", stride)
-    pads = _pair("padding", padding)
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, got {input.ndim}D")
-    for k, p in zip(kernel, pads):
-        if p > k // 2:
-            raise RuntimeError(
-                f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation=1"
-            )
+    kernel, strides, pads, _, out_hw = _pool_geometry("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     h, w = input.shape[-2:]
-    out_hw = tuple(_pool_out_size(n, k, s, p, ceil_mode) for n, k, s, p in zip((h, w), kernel, strides, pads))
-    if min(out_hw) < 1:
-        sizes = "x".join(map(str, input.shape[-3:])), "x".join(map(str, (input.shape[-3],) + out_hw))
-        raise RuntimeError(f"Given input size: ({sizes[0]}). Calculated output size: ({sizes[1]}). "
-                           f"Output size is too small")
     # Pad by `padding`, plus zeros past the padding for the windows ceil_mode adds.
     extra = [max(0, (o - 1) * s + k - (n + 2 * p)) for o, s, k, n, p in zip(out_hw, strides, kernel, (h, w), pads)]
 
@@ -575,9 +738,39 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     return AvgPool2d.apply(input, pooled, pooled)
 
 
-def _adaptive_bins(size: int, out: int) -> list[tuple[int, int]]:
-    """PyTorch's bins: from floor(i * size / out) to ceil((i + 1) * size / out); they may overlap."""
-    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+def _adaptive_sizes(fn: str, input: Tensor, output_size) -> tuple[int, int]:
+    """An adaptive 2-D pool's output (H, W): ``output_size`` an int or a pair, None keeping that dimension;
+    PyTorch's checks."""
+    if isinstance(output_size, (int, np.integer)):
+        sizes = (int(output_size),) * 2
+    else:
+        sizes = tuple(output_size)
+        if input.ndim <= len(sizes):
+            raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
+        sizes = tuple(n if o is None else o for o, n in zip(sizes, input.shape[-len(sizes):]))
+        if not all(isinstance(o, (int, np.integer)) for o in sizes):
+            raise TypeError(f"{fn}(): argument 'output_size' must be tuple of ints, but got {output_size!r}")
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got {list(input.shape)}")
+    if len(sizes) != 2:
+        raise RuntimeError(f"{fn}(): internal error: output_size.size() must be 2")
+    if min(sizes) < 0:
+        raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{sizes[0]}, {sizes[1]}}}")
+    for dim in (input.ndim - 2, input.ndim - 1):
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {dim} being empty")
+    return int(sizes[0]), int(sizes[1])
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average (N, C, L) or (C, L) ``input`` down to ``output_size`` cells: adaptive_avg_pool2d over a height of 1."""
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_avg_pool1d", input=input)
+    _check_1d_pool_input("adaptive_avg_pool1d", input)
+    size = _single("adaptive_avg_pool1d", "output_size", output_size)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
@@ -588,22 +781,36 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """
     if type(input) not in _TENSORS:
         _check_tensors("adaptive_avg_pool2d", input=input)
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    sizes = (output_size, output_size) if isinstance(output_size, (int, np.integer)) else tuple(output_size)
-    if len(sizes) != 2:
-        raise ValueError(f"adaptive_avg_pool2d: output_size must be an int or a pair, got {output_size!r}")
+    oh, ow = _adaptive_sizes("adaptive_avg_pool2d", input, output_size)
     h, w = input.shape[-2:]
-    oh, ow = (n if o is None else int(o) for o, n in zip(sizes, (h, w)))
     if (oh, ow) == (1, 1):  # the global average: PyTorch's node is a mean's too
         return input.mean((-2, -1), keepdim=True)
 
     def pooled(t: Tensor) -> Tensor:
-        rows = [t[..., a:b, :].mean(-2, keepdim=True) for a, b in _adaptive_bins(h, oh)]
+        rows = [t[..., a:b, :].mean(-2, keepdim=True) for a, b in adaptive_bins(h, oh)] or [t[..., :0, :]]
         x = cat(rows, -2) if len(rows) > 1 else rows[0]
-        cols = [x[..., a:b].mean(-1, keepdim=True) for a, b in _adaptive_bins(w, ow)]
+        cols = [x[..., a:b].mean(-1, keepdim=True) for a, b in adaptive_bins(w, ow)] or [x[..., :0]]
         return cat(cols, -1) if len(cols) > 1 else cols[0]
     return AdaptiveAvgPool2d.apply(input, pooled, pooled)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """The max of each of ``output_size`` bins of (N, C, L) or (C, L) ``input``: ``adaptive_max_pool2d`` over a
+    height of 1."""
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_max_pool1d", input=input)
+    _check_1d_pool_input("adaptive_max_pool1d", input)
+    size = _single("adaptive_max_pool1d", "output_size", output_size)
+    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
+    return tuple(t.squeeze(-2) for t in out) if return_indices else out.squeeze(-2)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """The max of each of PyTorch's adaptive bins (as in ``adaptive_avg_pool2d``) of (N, C, H, W) or (C, H, W)
+    ``input``; ``return_indices``: also where each max came from (flat in H*W). One node."""
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_max_pool2d", input=input)
+    return AdaptiveMaxPool2d.apply(input, _adaptive_sizes("adaptive_max_pool2d", input, output_size), return_indices)
 
 
 def _pad_indices(mode: str, n: int, left: int, right: int, dim: int, shape: tuple) -> np.ndarray:
@@ -685,6 +892,143 @@ def _padded(input: Tensor, pad: tuple, mode: str, value: float | None) -> Tensor
         if blocks[0] is not None or blocks[1] is not None:
             out = cat([b for b in (blocks[0], out, blocks[1]) if b is not None], dim)
     return out
+
+
+# -- interpolation ----------------------------------------------------------------
+_UPSAMPLE_NODES = {(3, "nearest"): UpsampleNearest[1], (4, "nearest"): UpsampleNearest[2],
+                   (3, "linear"): UpsampleLinear1d, (4, "bilinear"): UpsampleBilinear2d}
+_TORCH_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """Resize the last dimensions of (N, C, L) or (N, C, H, W) ``input`` to ``size``, or by ``scale_factor``.
+
+    ``mode="nearest"`` copies, for output cell i, input cell floor(i * scale) (scale = 1 / scale_factor,
+    or in / out), rounded as PyTorch rounds it, so the same cells are picked. ``"linear"`` (3-D)
+    and ``"bilinear"`` (4-D) mix the two nearest cells along each dimension; ``align_corners=True``
+    maps the corner cells' centres onto each other instead of the corners of the grid. One node each,
+    named as PyTorch's. The other modes (bicubic, trilinear, area, nearest-exact, antialias) are not
+    implemented: NotImplementedError.
+    """
+    if type(input) not in _TENSORS:
+        _check_tensors("interpolate", input=input)
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dims = input.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    scales = None
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dims:
+                raise ValueError(
+                    f"Input and output must have the same number of spatial dimensions, but got input with spatial "
+                    f"dimensions of {list(input.shape[2:])} and output size of {size}. Please provide input tensor "
+                    f"in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            if not all(isinstance(o, (int, np.integer)) for o in size):
+                raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(o) for o in size]}")
+        out = tuple(size) if isinstance(size, (list, tuple)) else (size,) * dims
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)) and len(scale_factor) != dims:
+            raise ValueError(
+                f"Input and scale_factor must have the same number of spatial dimensions, but got input with "
+                f"spatial dimensions of {list(input.shape[2:])} and scale_factor of shape {scale_factor}. Please "
+                f"provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+        scales = tuple(scale_factor) if isinstance(scale_factor, (list, tuple)) else (scale_factor,) * dims
+        # PyTorch's output size: the product, truncated; the factor itself still sets the scale below
+        out = tuple(int(n * s) for n, s in zip(input.shape[2:], scales))
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor:
+        if size is not None:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        scales = None  # the scale becomes in / out
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    node = _UPSAMPLE_NODES.get((input.ndim, mode))
+    if node is None or antialias:
+        _refuse_interpolation(input.ndim, mode)
+    if min(out) <= 0 or min(input.shape[2:]) <= 0:
+        names = ("W",) if dims == 1 else ("H", "W")
+        shown = [", ".join(f"{d}: {n}" for d, n in zip(names, sizes)) for sizes in (input.shape[2:], out)]
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown[0]}) and "
+                           f"output ({shown[1]})")
+    scales = scales or (None,) * dims
+    if mode == "nearest":
+        small = dims == 2 and sum(out) <= 128
+        sources = [_nearest_sources(n, o, s, input._data.dtype, small) for n, o, s in zip(input.shape[2:], out, scales)]
+
+        def resized(t: Tensor) -> Tensor:
+            for axis, index in enumerate(sources, start=2):
+                t = t[(slice(None),) * axis + (index,)]
+            return t
+    else:
+        dtype = input._data.dtype
+        mixes = [_linear_sources(n, o, s, align_corners, dtype) for n, o, s in zip(input.shape[2:], out, scales)]
+
+        def resized(t: Tensor) -> Tensor:
+            for axis, (low, high, w_low, w_high) in enumerate(mixes, start=2):
+                trailing = (1,) * (t.ndim - axis - 1)
+                near, far = (Tensor._wrap(w.reshape(-1, *trailing)) for w in (w_low, w_high))
+                t = t[(slice(None),) * axis + (low,)] * near + t[(slice(None),) * axis + (high,)] * far
+            return t
+    return node.apply(input, resized, resized)
+
+
+def _refuse_interpolation(ndim: int, mode: str) -> None:
+    """PyTorch's NotImplementedError for a mode and a rank that do not go together, or minigrad's for a mode
+    PyTorch has and minigrad does not."""
+    needs = {"linear": 3, "bilinear": 4, "trilinear": 5}
+    if mode in needs and ndim in (3, 4, 5):
+        if ndim != needs[mode]:
+            raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {needs[mode]}D input")
+    elif ndim not in (3, 4, 5) or mode not in _TORCH_MODES.split(" | "):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
+                                  f"modes: {_TORCH_MODES} (got {mode})")
+    raise NotImplementedError(
+        f"minigrad's interpolate supports mode='nearest' (3-D or 4-D input), 'linear' (3-D) and 'bilinear' (4-D, "
+        f"antialias=False), not mode='{mode}' on {ndim}-D input; PyTorch's other modes are not implemented")
+
+
+def _nearest_sources(size: int, out: int, scale: float | None, dtype: np.dtype, small: bool) -> np.ndarray:
+    """The input cell of each output cell, floor(i * scale), exactly as PyTorch's CPU kernels pick it.
+
+    They differ: for a 2-D output with H + W <= 128 (``small``) PyTorch's nearest_idx takes the
+    scale in float32 and copies a size kept or doubled without it; otherwise the scale is in the
+    input's dtype and i * scale is rounded to float32 before the floor (floorf).
+    """
+    cells = np.arange(out)
+    if small and out in (size, 2 * size):
+        return cells if out == size else cells >> 1
+    arithmetic = np.dtype(np.float32) if small else dtype
+    step = (arithmetic.type(1.0 / scale) if scale is not None and scale > 0
+            else arithmetic.type(size) / arithmetic.type(out))
+    source = (cells.astype(arithmetic) * step).astype(np.float32)
+    return np.minimum(np.floor(source).astype(np.int64), size - 1)
+
+
+def _linear_sources(size: int, out: int, scale: float | None, align_corners: bool, dtype: np.dtype) -> tuple:
+    """PyTorch's two input cells of each output cell and their weights (compute_source_index_and_lambda),
+    in the input's dtype as its kernel computes them."""
+    cells = np.arange(out)
+    if out == size:
+        return cells, cells, np.ones(out, dtype), np.zeros(out, dtype)
+    if align_corners:
+        ratio = dtype.type(size - 1) / dtype.type(out - 1) if out > 1 else dtype.type(0)
+        source = ratio * cells.astype(dtype)
+    else:
+        ratio = dtype.type(1.0 / scale) if scale is not None and scale > 0 else dtype.type(size) / dtype.type(out)
+        source = np.maximum(ratio * (cells.astype(dtype) + dtype.type(0.5)) - dtype.type(0.5), dtype.type(0))
+    low = np.minimum(np.floor(source).astype(np.int64), size - 1)
+    w_high = np.clip(source - low.astype(dtype), 0, 1).astype(dtype)
+    return low, low + (low < size - 1), (dtype.type(1) - w_high).astype(dtype), w_high
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -812,6 +1156,63 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise RuntimeError("batch_norm: running_mean and running_var must be given when training=False")
         stats = (running_mean._data.reshape(view), running_var._data.reshape(view))
     return NativeBatchNorm.apply(input, weight, bias, dims, view, eps, stats, training)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each sample's channels in ``num_groups`` groups (each over its channels and every position),
+    then scale and shift each channel by ``weight`` and ``bias``.
+
+    Independent of the batch, like layer_norm (one group) and instance_norm (a group per channel), so it
+    suits small batches. One node, ``NativeGroupNormBackward0`` (``nn/ops/normalization.py``).
+    """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("group_norm", input=input, weight=weight, bias=bias)
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c, spatial = input.shape[0], input.shape[1], input.shape[2:]
+    size = [n * c // num_groups, num_groups, *spatial]  # PyTorch's check, its ZeroDivisionError for 0 groups too
+    if size[0] * math.prod(spatial) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    grouped = (n, num_groups, c // num_groups, *spatial)
+    dims = tuple(range(2, len(grouped)))
+    view = (1, num_groups, c // num_groups) + (1,) * len(spatial)
+    return NativeGroupNorm.apply(input, weight, bias, dims, view, eps, None, True, grouped)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample on its own, over its positions (a style-transfer staple).
+
+    Computed as PyTorch does: batch_norm of the input viewed as one sample with N * C channels, the
+    per-channel weight, bias and running statistics repeated N times; the running statistics then
+    take the mean of their N updated copies.
+    """
+    if (type(input) not in _TENSORS or type(running_mean) not in _TENSORS_OR_NONE
+            or type(running_var) not in _TENSORS_OR_NONE or type(weight) not in _TENSORS_OR_NONE
+            or type(bias) not in _TENSORS_OR_NONE):
+        _check_tensors("instance_norm", input=input, running_mean=running_mean, running_var=running_var,
+                       weight=weight, bias=bias)
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(input.shape)}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    n, c = input.shape[:2]
+    mean, var, w, b = (None if t is None else t.repeat(n) for t in (running_mean, running_var, weight, bias))
+    out = batch_norm(input.reshape(1, n * c, *input.shape[2:]), mean, var, w, b, use_input_stats, momentum, eps)
+    with no_grad():
+        for running, copies in ((running_mean, mean), (running_var, var)):
+            if running is not None:
+                running.copy_(copies.view(n, c).mean(0))
+    return out.view(input.shape)
 
 
 

@@ -6,26 +6,33 @@ from minigrad.nn.modules.activation import (
 )
 from minigrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from minigrad.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from minigrad.nn.modules.conv import Conv2d
+from minigrad.nn.modules.conv import Conv1d, Conv2d
 from minigrad.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from minigrad.nn.modules.dropout import Dropout
 from minigrad.nn.modules.flatten import Flatten, Unflatten
+from minigrad.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
 from minigrad.nn.modules.linear import Identity, Linear
 from minigrad.nn.modules.loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
     SmoothL1Loss,
 )
-from minigrad.nn.modules.normalization import LayerNorm
-from minigrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from minigrad.nn.modules.normalization import GroupNorm, LayerNorm
+from minigrad.nn.modules.pooling import (
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+    MaxPool2d,
+)
 from minigrad.nn.modules.sparse import Embedding
+from minigrad.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
-    "Linear", "Identity", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "Unflatten", "Dropout",
+    "Linear", "Identity", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample", "UpsamplingNearest2d",
+    "UpsamplingBilinear2d", "Flatten", "Unflatten", "Dropout",
     "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus", "Softmax", "LogSoftmax",
     "Hardtanh", "ReLU6", "SELU", "CELU", "Mish", "Softsign", "Softmin", "LogSigmoid", "Hardsigmoid", "Hardswish",
     "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink", "PReLU",
-    "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding", "Sequential", "ModuleList", "ModuleDict",
-    "ParameterList", "ParameterDict",
+    "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "Embedding",
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
     "KLDivLoss", "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance",
 ]

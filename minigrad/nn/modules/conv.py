@@ -1,4 +1,4 @@
-"""``Conv2d``: slide a small learned filter over an image, with shared weights."""
+"""``Conv1d`` and ``Conv2d``: slide small learned filters over a sequence or an image, with shared weights."""
 from __future__ import annotations
 
 from minigrad.creation import zeros
@@ -8,43 +8,114 @@ from minigrad.nn.modules.linear import reset_weight_and_bias
 from minigrad.nn.parameter import Parameter
 from minigrad.tensor import Tensor
 
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
-class Conv2d(Module):
-    """2-D convolution over NCHW input: ``out_channels`` filters of ``in_channels x kH x kW``.
 
-    Each filter sees only a small window and is reused at every position,
-    which is why a CNN needs far fewer weights than an MLP on images.
-    Initialised like PyTorch: U(±1/sqrt(in_channels * kH * kW)).
-    Unlike PyTorch: no dilation, groups or padding_mode, and padding is a
-    number (or pair), not "same" or "valid".
+def _ntuple(value, n: int) -> tuple:
+    """PyTorch's ``_single``/``_pair``: a number repeated n times; a sequence kept as it is (checked by F)."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class _ConvNd(Module):
+    """What Conv1d and Conv2d share: ``out_channels`` filters of ``in_channels / groups x kernel_size``.
+
+    Each filter sees only a small window and is reused at every position, which is why a CNN
+    needs far fewer weights than an MLP on images. ``groups`` splits the channels into that many
+    independent convolutions (``groups=in_channels``: one filter per channel, "depthwise").
+    ``padding_mode`` other than "zeros" pads the input with ``F.pad`` first, as PyTorch does.
+    Initialised like PyTorch: U(±1/sqrt(in_channels / groups * prod(kernel_size))).
     """
 
-    def __init__(
-        self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, bias: bool = True,
-        device=None, dtype=None,
-    ) -> None:
+    _dims: int
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding, dilation, groups: int,
+                 bias: bool, padding_mode: str, device, dtype) -> None:
         super().__init__()
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = F._pair("kernel_size", kernel_size)
-        self.stride = F._pair("stride", stride)
-        self.padding = F._pair("padding", padding)
-        self.weight = Parameter(zeros(out_channels, in_channels, *self.kernel_size, dtype=dtype, device=device))
+        n = self._dims
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride, self.dilation = (_ntuple(v, n) for v in (kernel_size, stride, dilation))
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {set(_PADDING_MODES)}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = self._reversed_padding()
+        self.weight = Parameter(zeros(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype,
+                                      device=device))
         if bias:
             self.bias = Parameter(zeros(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
 
+    def _reversed_padding(self) -> list[int]:
+        """F.pad's list (last dimension first, left then right) for padding_mode: "same" puts the odd one right."""
+        if self.padding == "valid":
+            return [0, 0] * self._dims
+        if self.padding == "same":
+            totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            return [amount for total in reversed(totals) for amount in (total // 2, total - total // 2)]
+        return [p for p in reversed(self.padding) for _ in range(2)]
+
     def reset_parameters(self) -> None:
         reset_weight_and_bias(self.weight, self.bias)
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding)
+    def _conv_forward(self, conv, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
+        n = self._dims
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0, 0):
+        if self.padding != (0,) * n:
             s += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C, L) sequences (or one (C, L) sequence): filters of in_channels / groups x k."""
+
+    _dims = 1
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(F.conv1d, input)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C, H, W) images (or one (C, H, W) image): filters of in_channels / groups x kH x kW."""
+
+    _dims = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(F.conv2d, input)

@@ -1,4 +1,4 @@
-"""``LayerNorm``: normalise each sample over its last dimensions, then scale and shift."""
+"""``LayerNorm`` and ``GroupNorm``: normalise each sample on its own, then scale and shift."""
 from __future__ import annotations
 
 from minigrad.creation import ones, zeros
@@ -43,4 +43,42 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Normalise each sample's ``num_channels`` channels in ``num_groups`` groups, then scale and shift each channel.
+
+    Like LayerNorm it does not depend on the batch, so it works with batches of one (detection and
+    segmentation models use it where the batches are too small for BatchNorm). ``weight`` starts at
+    ones and ``bias`` at zeros, one per channel, as in PyTorch.
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
+                 dtype=None, *, bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(ones(num_channels, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(zeros(num_channels, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")

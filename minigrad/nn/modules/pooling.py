@@ -1,6 +1,7 @@
-"""Pooling: ``MaxPool2d`` keeps each window's largest value, ``AvgPool2d`` its mean.
+"""Pooling: ``MaxPool1d``/``MaxPool2d`` keep each window's largest value, ``AvgPool1d``/``AvgPool2d`` its mean.
 
-``AdaptiveAvgPool2d`` averages whatever the input size is down to a fixed output size.
+The adaptive pools (``AdaptiveAvgPool1d``/``2d``, ``AdaptiveMaxPool1d``/``2d``) reduce whatever the
+input size is to a fixed output size.
 """
 from __future__ import annotations
 
@@ -9,21 +10,56 @@ from minigrad.nn.module import Module
 from minigrad.tensor import Tensor
 
 
-class MaxPool2d(Module):
-    """Max over ``kernel_size`` windows, moved by ``stride`` (default: ``kernel_size``).
+def _single(value) -> tuple:
+    """PyTorch's ``_single``: a number as a 1-tuple, a sequence as a tuple."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
-    Unlike PyTorch: no dilation, ceil_mode or return_indices, so the repr
-    shows only kernel_size, stride and padding.
+
+class _MaxPoolNd(Module):
+    """Max over ``kernel_size`` windows, moved by ``stride`` (default: ``kernel_size``); see ``F.max_pool2d``.
+
+    ``return_indices=True`` makes forward return (values, indices) instead of the values.
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    def forward(self, input: Tensor):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool2d(_MaxPoolNd):
+    def forward(self, input: Tensor):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool1d(Module):
+    """Mean over ``kernel_size`` windows of a sequence; sizes kept as 1-tuples, as PyTorch keeps them."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -48,15 +84,44 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
-    """Average any (H, W) down to ``output_size``: ``AdaptiveAvgPool2d(1)`` is a global average pool."""
-
+class _AdaptivePoolNd(Module):
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
 
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePoolNd):
+    """Average any length L down to ``output_size`` cells."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(_AdaptivePoolNd):
+    """Average any (H, W) down to ``output_size``: ``AdaptiveAvgPool2d(1)`` is a global average pool."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool2d(input, self.output_size)
 
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+
+class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """The max of each of ``output_size`` bins of any length L."""
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """The max of each of ``output_size`` bins of any (H, W)."""
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)

@@ -1,0 +1,62 @@
+"""``InstanceNorm1d`` and ``InstanceNorm2d``: normalise each channel of each sample over its positions.
+
+Unlike BatchNorm the statistics are each sample's own, so by default (``affine=False``,
+``track_running_stats=False``) the layer has no parameters and no buffers and behaves the same in
+training and evaluation. With ``track_running_stats=True`` it keeps running statistics as
+BatchNorm does, and uses them after ``eval()``.
+"""
+from __future__ import annotations
+
+import warnings
+
+from minigrad.nn import functional as F
+from minigrad.nn.modules.batchnorm import _BatchNorm
+from minigrad.tensor import Tensor
+
+
+class _InstanceNorm(_BatchNorm):
+    """The parameters and buffers are BatchNorm's (PyTorch's ``_NormBase``); only the defaults and forward differ.
+
+    ``num_batches_tracked`` is kept but not counted, and ``momentum=None`` means 0, as in PyTorch.
+    """
+
+    _batch_dims: int  # the rank of an input with a batch dimension
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in (self._batch_dims - 1, self._batch_dims):
+            raise ValueError(f"expected {self._batch_dims - 1}D or {self._batch_dims}D input (got {input.ndim}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        channel_dim = input.ndim - self._batch_dims + 1
+        if input.shape[channel_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={channel_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[channel_dim]}.")
+            warnings.warn(f"input's size at dim={channel_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
+        if input.ndim < self._batch_dims:  # one sample: a batch of one
+            return self._normalize(input.unsqueeze(0)).squeeze(0)
+        return self._normalize(input)
+
+    def _normalize(self, input: Tensor) -> Tensor:
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Over (N, C, L) sequences, or one (C, L) sequence."""
+
+    _batch_dims = 3
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Over (N, C, H, W) images, or one (C, H, W) image."""
+
+    _batch_dims = 4
