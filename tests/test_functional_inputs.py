@@ -37,6 +37,7 @@ def _named(lib) -> dict:
         "x": t(2, 3), "y": t(2, 3), "row": t(3), "weight": t(4, 3), "bias": t(4), "image": t(1, 2, 4, 4),
         "kernel": t(3, 2, 2, 2), "channels": t(3), "labels": lib.tensor([0, 2]), "table": t(5, 3),
         "mask": lib.tensor([[True, False, True], [False, True, False]]), "shape": (2, 3), "other_shape": (3,),
+        "sequence": t(1, 2, 5), "kernel1d": t(3, 2, 2), "pair": t(2),
     }
 
 
@@ -63,6 +64,10 @@ CALLS = {
     "threshold_": ("x", 0.5, 0.0), "hardshrink": ("x",), "softshrink": ("x",), "tanhshrink": ("x",),
     "prelu": ("x", "row"), "normalize": ("x",), "cosine_similarity": ("x", "y"), "pairwise_distance": ("x", "y"),
     "kl_div": ("x", "y"), "gaussian_nll_loss": ("x", "y", "y"),
+    "conv1d": ("sequence", "kernel1d", "channels"), "max_pool1d": ("sequence", 2), "avg_pool1d": ("sequence", 2),
+    "adaptive_avg_pool1d": ("sequence", 2), "adaptive_max_pool1d": ("sequence", 2), "adaptive_max_pool2d": ("image", 2),
+    "group_norm": ("image", 2, "pair", "pair"), "instance_norm": ("image", "pair", "pair", "pair", "pair"),
+    "interpolate": ("image", 3),
 }
 
 

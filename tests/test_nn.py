@@ -399,7 +399,7 @@ def test_layer_reprs():
     assert repr(nn.Conv2d(1, 8, 3, stride=2, padding=1, bias=False)) == (
         "Conv2d(1, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)"
     )
-    assert repr(nn.MaxPool2d(2)) == "MaxPool2d(kernel_size=2, stride=2, padding=0)"
+    assert repr(nn.MaxPool2d(2)) == "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
     assert repr(nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
     assert repr(nn.Dropout(0.25)) == "Dropout(p=0.25, inplace=False)"  # PyTorch's repr
     assert [repr(m) for m in (nn.ReLU(), nn.Tanh(), nn.Sigmoid(), nn.CrossEntropyLoss(), nn.MSELoss())] == [
