@@ -492,22 +492,24 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 def _convolution(fn: str, n: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation,
                  groups: int) -> Tensor:
     """conv1d and conv2d over ``n`` spatial dimensions, with PyTorch's checks and messages."""
-    if input.ndim not in (n + 1, n + 2):
+    shape, weight_shape = input._data.shape, weight._data.shape  # (tuples: read once, this runs per call)
+    if len(shape) not in (n + 1, n + 2):
         raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {fn}, but got input of "
                            f"size: {list(input.shape)}")
-    if input.ndim == n + 1:  # unbatched: a batch of one, and PyTorch's node on top is the squeeze
+    if len(shape) == n + 1:  # unbatched: a batch of one, and PyTorch's node on top is the squeeze
         return _convolution(fn, n, input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.dtype != input.dtype:
+        if t is not None and t._data.dtype != input._data.dtype:
             raise RuntimeError(f"Input type ({input.dtype}) and {name} type ({t.dtype}) should be the same")
     stride = _ntuple(fn, "stride", stride, n, _CONV_LENGTH)
     dilation = _ntuple(fn, "dilation", dilation, n, _CONV_LENGTH)
-    if weight.ndim != input.ndim:
+    if len(weight_shape) != len(shape):
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
                            f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
                            f"{list(input.shape)} instead")
     if isinstance(padding, str):
         input, padding = _string_padding(input, weight, padding, stride, dilation)
+        shape = input._data.shape
     else:
         padding = _ntuple(fn, "padding", padding, n, _CONV_LENGTH)
     if groups <= 0:
@@ -518,18 +520,18 @@ def _convolution(fn: str, n: int, input: Tensor, weight: Tensor, bias: Tensor | 
         raise RuntimeError("non-positive dilation is not supported")
     if min(padding) < 0:
         raise RuntimeError("negative padding is not supported")
-    out_channels, channels = weight.shape[0], input.shape[1]
+    out_channels, channels = weight_shape[0], shape[1]
     if out_channels % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
                            f"but got weight of size [{list(weight.shape)}] instead")
-    if weight.shape[1] * groups != channels:
+    if weight_shape[1] * groups != channels:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
                            f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got {channels} "
                            f"channels instead")
-    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
+    if bias is not None and bias._data.shape != (out_channels,):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
                            f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
-    for size, p, d, k in zip(input.shape[2:], padding, dilation, weight.shape[2:]):
+    for size, p, d, k in zip(shape[2:], padding, dilation, weight_shape[2:]):
         if d * (k - 1) + 1 > size + 2 * p:
             padded = " x ".join(str(size + 2 * p) for size, p in zip(input.shape[2:], padding))
             spans = " x ".join(str(d * (k - 1) + 1) for d, k in zip(dilation, weight.shape[2:]))

@@ -152,11 +152,14 @@ def _convolve_backward(x: np.ndarray, weight: np.ndarray, grad: np.ndarray, stri
     gradient is the spread kernel's, at the taps."""
     x4, w4, g4 = _planar(x), _planar(weight), _planar(grad)
     spread = _dilated(w4, dilation)
-    c, o = x4.shape[1] // groups, w4.shape[0] // groups
-    parts = [kernels.conv2d_backward(x4[:, g * c:(g + 1) * c], spread[g * o:(g + 1) * o], g4[:, g * o:(g + 1) * o],
-                                     stride, padding, needed) for g in range(groups)]
-    grad_x, grad_weight, grad_bias = (_join([p[i] for p in parts], 0 if i else 1) for i in range(3))
-    if grad_weight is not None:
+    if groups == 1:  # (the common case, without slicing and joining)
+        grad_x, grad_weight, grad_bias = kernels.conv2d_backward(x4, spread, g4, stride, padding, needed)
+    else:
+        c, o = x4.shape[1] // groups, w4.shape[0] // groups
+        parts = [kernels.conv2d_backward(x4[:, g * c:(g + 1) * c], spread[g * o:(g + 1) * o],
+                                         g4[:, g * o:(g + 1) * o], stride, padding, needed) for g in range(groups)]
+        grad_x, grad_weight, grad_bias = (_join([p[i] for p in parts], 0 if i else 1) for i in range(3))
+    if grad_weight is not None and spread is not w4:  # dilated: the gradient at the taps
         dh, dw = ref.pair("dilation", dilation)
         grad_weight = np.ascontiguousarray(grad_weight[:, :, ::dh, ::dw])
     if x.ndim == 3:
