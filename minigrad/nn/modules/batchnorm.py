@@ -14,7 +14,7 @@ from minigrad.dtypes import int64
 from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
-from minigrad.nn.parameter import Parameter
+from minigrad.nn.modules.normalization import add_affine_parameters
 from minigrad.tensor import Tensor
 
 
@@ -26,15 +26,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(zeros(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_affine_parameters(self, num_features, affine, bias, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))

@@ -9,6 +9,19 @@ from minigrad.nn.parameter import Parameter
 from minigrad.tensor import Tensor
 
 
+def add_affine_parameters(module: Module, shape, affine: bool, bias: bool, dtype, device) -> None:
+    """A normalization's learned scale ``weight`` (ones) and shift ``bias`` (zeros) of ``shape``. One not
+    learned is registered as None, so ``module.weight`` and ``module.bias`` always exist, as in PyTorch."""
+    if affine:
+        module.weight = Parameter(ones(shape, dtype=dtype, device=device))
+    else:
+        module.register_parameter("weight", None)
+    if affine and bias:
+        module.bias = Parameter(zeros(shape, dtype=dtype, device=device))
+    else:
+        module.register_parameter("bias", None)
+
+
 class LayerNorm(Module):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last ``len(normalized_shape)`` dimensions.
 
@@ -22,15 +35,7 @@ class LayerNorm(Module):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ones(shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(zeros(shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_affine_parameters(self, shape, elementwise_affine, bias, dtype, device)
 
     def reset_parameters(self) -> None:
         if self.weight is not None:
@@ -60,15 +65,7 @@ class GroupNorm(Module):
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(ones(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(zeros(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_affine_parameters(self, num_channels, affine, bias, dtype, device)
 
     def reset_parameters(self) -> None:
         if self.affine:
