@@ -514,3 +514,12 @@ def test_reshape_gives_a_size_1_dimension_pytorch_s_stride():
     other strides is a partial overlap, which add_ refuses. NumPy's reshape kept the stride 1."""
     check([leaf((2, 1), False), ("view", "T", 0, ()), ("view", "reshape", 1, ((1, 2),)),
            ("inplace", "add_", 1, 2, None, False)])
+
+
+def test_copy_slices_takes_the_edge_a_number_gets():
+    """Seed 7208: c[[0], 0, 0] = 2.0 for c = x + y of shape (1, 1, 3): the ints select a view first,
+    so c's new node is CopySlices over IndexPutBackward0, whose edges it takes: the base's and the
+    number's (to nowhere). Its post-hooks see two gradients; minigrad gave it the tensors' edges only."""
+    check([leaf((3,)), leaf((1, 1, 1), False), ("binary", "add", 0, 1),
+           ("setitem", 2, (("list", (0,)), 0, 0), None, 2.0, False), ("node_hook", 2, "post", None),
+           ("backward", 2, 0, None, True, None)])

@@ -95,7 +95,9 @@ def _inplace(self, op: type, *args) -> "Tensor":
                     "refer to a single memory location. Please clone() the tensor before performing the operation."
                 )
     if recording and base is not None:  # before the write: the op's other inputs are read as they were
-        new_base = self._copy_slices(result, 0, [a for a in args if isinstance(a, Tensor)])
+        # the op's other inputs with an edge (a number too: PyTorch wraps it in a tensor)
+        others = [a for a, meta in zip(args, result._grad_fn._input_meta[1:]) if meta is not None]
+        new_base = self._copy_slices(result, 0, others)
     self._data[written] = result._data[written]
     self._version_counter.value += 1
     if recording:
@@ -183,8 +185,11 @@ def _regenerate_view(self) -> None:
 @tensor_method()
 def _copy_slices(self, values: "Tensor", view_input: int, others: list) -> "Tensor":
     """The base with this view's region replaced by ``values``, which an in-place op on this
-    view wrote (PyTorch's CopySlices): the op's node took the view as its tensor input
-    number ``view_input`` and ``others`` as its other tensor inputs."""
+    view wrote (PyTorch's CopySlices): the op's node has an edge for the view (its edge number
+    ``view_input``) and one for each of ``others``, and CopySlices takes those. A number's or an
+    integer tensor's edge goes nowhere: a float stand-in that needs no gradient gets the same."""
+    others = [a if isinstance(a, Tensor) and a._data.dtype.kind == "f" else Tensor._wrap(np.zeros(()))
+              for a in others]
     return _shape.CopySlices.apply(self._base, (values,), self._view_meta.steps, view_input, *others)
 
 
