@@ -523,3 +523,10 @@ def test_copy_slices_takes_the_edge_a_number_gets():
     check([leaf((3,)), leaf((1, 1, 1), False), ("binary", "add", 0, 1),
            ("setitem", 2, (("list", (0,)), 0, 0), None, 2.0, False), ("node_hook", 2, "post", None),
            ("backward", 2, 0, None, True, None)])
+
+
+def test_cat_post_hook_sees_the_gradient_of_an_input_a_pass_given_inputs_skips():
+    """Seed 7172: cat((x.abs(), x)).backward(inputs=[x.abs()]). PyTorch's CatBackward0 computes every
+    input's gradient once one is needed; the engine drops x's after the node's post-hooks, which see it."""
+    check([leaf((1,)), ("unary", "abs", 0), ("join", "cat", (1, 0), 0), ("node_hook", 2, "post", None),
+           ("backward", 2, 0, None, False, [1])])

@@ -275,9 +275,9 @@ def _run_with_node_hooks(node: Node, grads: list, plan: dict | None, compute: bo
     PyTorch's order (tensor hooks ran before).
 
     In a pass given inputs (``plan``), the gradients for edges to nodes it does
-    not visit are dropped: before the post-hooks for a built-in op's node
+    not visit are dropped: before the post-hooks for most built-in ops' nodes
     (PyTorch's ops do not compute them), after them for a custom Function's
-    node (its backward did, and its post-hooks see them).
+    node and a cat's or stack's (their backward did, and their post-hooks see them).
     """
     hooks = node._node_hooks
     if hooks is not None:
@@ -286,14 +286,15 @@ def _run_with_node_hooks(node: Node, grads: list, plan: dict | None, compute: bo
             if result is not None:
                 grads = list(_checked_hook_result(hook, result, grads))
     input_grads = node._run_backward(grads) if compute else [None] * len(node.next_functions)
-    if plan is not None and not node._custom:
+    sees_all = node._custom or node._all_gradients
+    if plan is not None and not sees_all:
         input_grads = _visited_only(node, input_grads, plan)
     if hooks is not None:
         for hook in tuple(hooks[1].values()):
             result = hook(tuple(input_grads), tuple(grads))
             if result is not None:
                 input_grads = _checked_hook_result(hook, result, input_grads)
-    if plan is not None and node._custom:
+    if plan is not None and sees_all:
         input_grads = _visited_only(node, input_grads, plan)
     return tuple(input_grads)
 

@@ -125,9 +125,7 @@ class Function:
     # A custom Function (one not defined in minigrad): PyTorch treats its node apart from its
     # built-in ops' nodes, and minigrad checks everything its backward returns.
     _custom = False
-    # A built-in op whose PyTorch backward computes every input's gradient, needed or not (cat,
-    # stack): its node post-hooks see them all. Other built-in ops' unneeded gradients are dropped.
-    _all_gradients = False
+    _all_gradients = False  # (graph.Node says what it means)
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

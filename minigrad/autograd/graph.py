@@ -68,6 +68,10 @@ class Node:
     # even when no gradient reached it, has an edge for every tensor input and a gradient slot for
     # every output, and its post-hooks see every gradient its backward returned.
     _custom = False
+    # A built-in op whose PyTorch backward computes every input's gradient once one is needed (cat,
+    # stack): its post-hooks see them all, those of inputs that need none or that a pass given
+    # inputs does not visit too.
+    _all_gradients = False
 
     def __init__(self) -> None:
         self.next_functions = ()
