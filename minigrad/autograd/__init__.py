@@ -9,8 +9,9 @@ class ``minigrad/tensor.py`` registers with ``graph``. Then ``minigrad/tensor.py
 (the data, and the history it remembers), then ``minigrad/ops/`` (every
 derivative, one file per family, each giving Tensor its methods: ``registry``).
 When you need them: ``gradcheck`` (finite differences), ``anomaly_mode`` (which
-forward line made a backward fail), ``stateful`` (the older instance-style
-Function, kept for teaching).
+forward line made a backward fail), ``functional`` (Jacobians, Hessians and their
+products, built from ``grad``), ``stateful`` (the older instance-style Function,
+kept for teaching).
 """
 from minigrad.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
@@ -20,11 +21,10 @@ from minigrad.autograd.differentiate import backward, grad
 from minigrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from minigrad.autograd.stateful import StatefulFunction
 from minigrad.autograd.anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
-from minigrad.autograd import anomaly_mode, function, engine, graph
-from minigrad.autograd import functional
+from minigrad.autograd import anomaly_mode, function, functional, engine, graph
 
 __all__ = [
     "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction", "StatefulFunction", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "anomaly_mode", "function", "engine", "graph",
+    "is_anomaly_check_nan_enabled", "anomaly_mode", "function", "functional", "engine", "graph",
 ]
