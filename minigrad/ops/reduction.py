@@ -6,8 +6,8 @@ divides by their count, and ``max`` sends it only to the winners.
 """
 from __future__ import annotations
 
-
 import math
+
 import numpy as np
 
 from minigrad import return_types

@@ -12,6 +12,7 @@ tensor operations so that it can be differentiated again.
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from minigrad.autograd.function import Function
