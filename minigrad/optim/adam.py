@@ -37,6 +37,24 @@ def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
         start[...] = end - (end - start) * (1 - weight)
 
 
+def _apply_weight_decay(p: Tensor, grad: np.ndarray, group: dict) -> np.ndarray:
+    """Adam's L2 term in the gradient, or AdamW's decay of the weights (``decoupled_weight_decay``)."""
+    weight_decay = group["weight_decay"]
+    if weight_decay != 0:
+        if group.get("decoupled_weight_decay"):
+            p._data *= 1 - group["lr"] * weight_decay
+        else:
+            grad = grad + weight_decay * p._data
+    return grad
+
+
+def _update_averages(m: np.ndarray, v: np.ndarray, grad: np.ndarray, beta1: float, beta2: float) -> None:
+    """Adam's running averages, in place: m of the gradient (a lerp), v of its square."""
+    _lerp(m, grad, 1 - beta1)
+    v *= beta2
+    v += (1 - beta2) * grad * grad
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba, 2015); ``decoupled_weight_decay=True`` makes it AdamW.
 
@@ -69,7 +87,7 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: np.ndarray, group: dict, state: dict) -> None:
-        (beta1, beta2), weight_decay, lr = group["betas"], group["weight_decay"], group["lr"]
+        (beta1, beta2), lr = group["betas"], group["lr"]
         if not state:
             state["step"] = 0
             state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))     # m
@@ -80,15 +98,9 @@ class Adam(Optimizer):
             grad = -grad
         state["step"] += 1
         t = state["step"]
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                p._data *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * p._data
+        grad = _apply_weight_decay(p, grad, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        _lerp(m, grad, 1 - beta1)
-        v *= beta2
-        v += (1 - beta2) * grad * grad
+        _update_averages(m, v, grad, beta1, beta2)
         if group["amsgrad"]:
             v_max = state["max_exp_avg_sq"]._data
             np.maximum(v_max, v, out=v_max)

@@ -39,20 +39,9 @@ from typing import Iterable
 
 import numpy as np
 
-from minigrad.optim.adam import _lerp
+from minigrad.optim.adam import _apply_weight_decay, _lerp, _update_averages
 from minigrad.optim.optimizer import Optimizer, _check_betas, _check_non_negative, _scalar_state
 from minigrad.tensor import Tensor
-
-
-def _apply_weight_decay(p: Tensor, grad: np.ndarray, group: dict) -> np.ndarray:
-    """Adam's L2 term in the gradient, or AdamW's decay of the weights (``decoupled_weight_decay``)."""
-    weight_decay = group["weight_decay"]
-    if weight_decay != 0:
-        if group.get("decoupled_weight_decay"):
-            p._data *= 1 - group["lr"] * weight_decay
-        else:
-            grad = grad + weight_decay * p._data
-    return grad
 
 
 class Adamax(Optimizer):
@@ -144,9 +133,7 @@ class NAdam(Optimizer):
         mu_product *= mu  # in the state's dtype, as PyTorch
         mu_product_next = float(mu_product) * mu_next
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        _lerp(m, grad, 1 - beta1)
-        v *= beta2
-        v += (1 - beta2) * grad * grad
+        _update_averages(m, v, grad, beta1, beta2)
         denom = np.sqrt(v / bias_correction2) + group["eps"]
         p._data += (-lr * (1.0 - mu) / (1.0 - float(mu_product)) * grad) / denom
         p._data += ((-lr * mu_next) / (1.0 - mu_product_next) * m) / denom
@@ -189,9 +176,7 @@ class RAdam(Optimizer):
         t = state["step"]
         grad = _apply_weight_decay(p, grad, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        _lerp(m, grad, 1 - beta1)
-        v *= beta2
-        v += (1 - beta2) * grad * grad
+        _update_averages(m, v, grad, beta1, beta2)
         bias_correction1, bias_correction2 = 1 - beta1**t, 1 - beta2**t
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * t * beta2**t / bias_correction2
