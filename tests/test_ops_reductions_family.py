@@ -11,6 +11,8 @@ import zlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minigrad
 from minigrad.autograd import gradcheck, gradgradcheck
@@ -508,3 +510,24 @@ def test_an_in_place_change_to_the_input_before_backward_is_caught(call):
             y.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             z.sum().backward()
+
+
+@needs_torch
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.sampled_from([-1.0, 0.0, 2.0, 2.0, INF, -INF, NAN]), min_size=6, max_size=6),
+       largest=st.booleans(), form=st.sampled_from(["method", "function"]))
+def test_max_and_min_of_two_tensors_as_in_torch(values, largest, form):
+    """x.min(y) is PyTorch's minimum: its node, its gradients (ties share, NaN passes to both, +0.0 not -0.0)."""
+    name = "max" if largest else "min"
+    results = []
+    for L in (minigrad, torch):
+        a = L.tensor(values[:3], dtype=L.float64, requires_grad=True)
+        b = L.tensor(values[3:], dtype=L.float64, requires_grad=True)
+        out = getattr(a, name)(b) if form == "method" else getattr(L, name)(a, b)
+        out.backward(L.tensor([1.0, -2.0, 3.0], dtype=L.float64))
+        results.append((out.grad_fn.name(), out.detach().numpy(), a.grad.numpy(), b.grad.numpy()))
+    (m_node, *mine), (t_node, *theirs) = results
+    assert m_node == t_node
+    for m, t in zip(mine, theirs):
+        np.testing.assert_array_equal(m, t)
+        np.testing.assert_array_equal(np.signbit(m), np.signbit(t))  # (the sign of a zero gradient too)

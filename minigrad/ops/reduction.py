@@ -15,6 +15,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, type_name
 from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import Expand, IndexAdd
+from minigrad.ops.special import Minimum
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
@@ -168,7 +169,7 @@ def extremum(a: Tensor, first=NOT_GIVEN, keepdim=NOT_GIVEN, dim=NOT_GIVEN, other
             raise TypeError(f"{name}(): argument 'other' must be Tensor, not {type_name(other)}")
         if keepdim is not NOT_GIVEN:
             raise TypeError(f"{name}(other=...) takes no keepdim: keepdim goes with a dim, x.{name}(dim, keepdim)")
-        return -Maximum.apply(-a, -other) if not largest else Maximum.apply(a, other)
+        return (Maximum if largest else Minimum).apply(a, other)
     dim = first if dim is NOT_GIVEN else dim
     if dim is NOT_GIVEN:
         if keepdim is not NOT_GIVEN:
