@@ -28,7 +28,7 @@ from minigrad.creation import (
 )
 # Each op module gives Tensor its methods as it is imported (ops/registry.py): import them all.
 from minigrad.ops import (  # noqa: F401
-    arrange, compare, elementwise, extrema, indexing, inplace, inverse_trig, linalg, matrix, movement, products,
+    arrange, compare, elementwise, extrema, indexing, inplace, inverse_trig, matmul, matrix, movement, products,
     predicates, reduction, rounding, scan, shape, softmax, sorting, special, stats, unary,
 )
 from minigrad.ops.arrange import column_stack, concat, concatenate, dstack, hstack, meshgrid, vstack

@@ -3,12 +3,12 @@
 ``matmul`` (``@``) accepts any ranks and broadcasts batch dimensions. ``mm``
 (matrix @ matrix), ``mv`` (matrix @ vector) and ``bmm`` (batch @ batch, equal
 batch sizes) accept exactly one case each and say so when given another, as in
-PyTorch. Their arithmetic and derivatives are matmul's (``ops/linalg.py``).
+PyTorch. Their arithmetic and derivatives are matmul's (``ops/matmul.py``).
 """
 from __future__ import annotations
 
 from minigrad.autograd.function import Function
-from minigrad.ops.linalg import Bmm, Mm, Mv
+from minigrad.ops.matmul import Bmm, Mm, Mv
 from minigrad.ops.shape import view_of
 from minigrad.tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method

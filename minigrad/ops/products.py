@@ -24,7 +24,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import write_out
 from minigrad.ops.broadcast import integer, number, sum_to, wrap_dim
-from minigrad.ops.linalg import Dot, UnsafeView
+from minigrad.ops.matmul import Dot, UnsafeView
 from minigrad.ops.shape import view_of
 from minigrad.tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
