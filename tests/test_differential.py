@@ -113,3 +113,16 @@ def test_tolerance_grows_with_program_size():
     small = interpreter.tolerance([("leaf", (2,), True, 0, "normal")])
     large = interpreter.tolerance([("leaf", (3, 3, 3), True, 0, "normal")] * 5)
     assert eps < small < large < 1e-9
+
+
+def test_an_internal_assertion_of_torch_is_unspecified():
+    # seed 7184: in place on output 1 of a custom Function that retains its grad fails torch's
+    # "out != nullptr" assertion (a bug: on output 0 the retain_grad moves to the new node)
+    x = ("leaf", (), True, 0, "normal")
+    for output in (1, 2):
+        program = [x, ("func", "TwoOut", (0,), (False,)), ("backward", output, 0, None, False, [output]),
+                   ("inplace", "mul_", output, None, 2.0, False), ("backward", output, 1, None, False, None)]
+        if output == 2:
+            assert interpreter.run(torch, program)[-1] == ("unspecified", 3)
+        else:
+            interpreter.check(program)
