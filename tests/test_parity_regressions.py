@@ -2437,3 +2437,19 @@ def test_activations_in_place(op, case):
             result.append(x.grad)
         return result
     same(prog)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 0), (0, 2)])
+@pytest.mark.parametrize("call", ["argmax()", "argmin()", "argmax(0)", "argmin(-1, keepdim=True)", "argmax(1)",
+                                  "max()", "min()", "max(0)", "min(-1)"])
+def test_extrema_of_empty_and_0d_tensors(shape, call):
+    """argmax()/argmin() of no elements raised NumPy's ValueError, PyTorch an IndexError; argmax(0) of a
+    0-d tensor raised ValueError, PyTorch gives index 0; min's errors said "max()"."""
+    def prog(lib):
+        x = lib.arange(float(np.prod(shape))).reshape(shape)
+        try:
+            out = eval(f"x.{call}")  # noqa: S307 - a fixed call from the parametrization
+        except (IndexError, RuntimeError) as e:
+            return str(e).split(":")[0]
+        return [out, out.dtype == lib.int64] if isinstance(out, (minigrad.Tensor, torch.Tensor)) else list(out)
+    same(prog)

@@ -91,7 +91,7 @@ class MaxAll(Function):
     def forward(ctx, a, largest=True):
         if a.numel() == 0:
             raise RuntimeError(
-                "max(): Expected reduction dim to be specified for input.numel() == 0. "
+                f"{'max' if largest else 'min'}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
             )
         out = Tensor._wrap(np.asarray(a._data.max() if largest else a._data.min()))
@@ -123,7 +123,7 @@ class MaxDim(Function):
             return Tensor._wrap(a._data.copy()), indices
         (d,) = normalize_dims(dim, a.ndim)
         if a.shape[d] == 0:
-            raise IndexError(f"max(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(f"{'max' if largest else 'min'}(): Expected reduction dim {d} to have non-zero size.")
         pick = np.argmax if largest else np.argmin
         indices = np.expand_dims(pick(a._data, axis=d), d)
         values = np.take_along_axis(a._data, indices, axis=d)
@@ -196,9 +196,17 @@ class MinDim(MaxDim):
 
 def arg_extremum(a: Tensor, dim=None, keepdim: bool = False, largest: bool = True) -> Tensor:
     pick = np.argmax if largest else np.argmin
+    name = "argmax" if largest else "argmin"
     if dim is None:  # the index into the flattened tensor, of shape (1, 1, ...) with keepdim
+        if a.numel() == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         return Tensor._wrap(np.asarray(pick(a._data, keepdims=flag(keepdim, "keepdim")), dtype=np.int64))
+    if a.ndim == 0:  # PyTorch: index 0 of the value itself
+        normalize_dims(dim, 0)  # checks dim
+        return Tensor._wrap(np.zeros((), dtype=np.int64))
     (d,) = normalize_dims(dim, a.ndim)
+    if a.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     return Tensor._wrap(np.asarray(pick(a._data, axis=d, keepdims=flag(keepdim, "keepdim")), dtype=np.int64, order="C"))
 
 
