@@ -122,8 +122,8 @@ class Function:
     # included (PyTorch's arithmetic wraps a number in a 0-d tensor): exactly they get edges.
     _operands: tuple[int, ...] | None = None
     _forward_takes_ctx = True  # False when setup_context is overridden
-    # A custom Function (one not defined in minigrad): PyTorch treats its node apart from its
-    # built-in ops' nodes, and minigrad checks everything its backward returns.
+    # A custom Function (one not defined in minigrad, or one that declares _custom = True): PyTorch
+    # treats its node apart from its built-in ops' nodes, and minigrad checks everything its backward returns.
     _custom = False
     _all_gradients = False  # (graph.Node says what it means)
 
@@ -131,7 +131,7 @@ class Function:
         super().__init_subclass__(**kwargs)
         node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
         cls._forward_takes_ctx = cls.setup_context is Function.setup_context  # decided once, not per apply
-        cls._custom = not cls.__module__.startswith("minigrad.")
+        cls._custom = cls.__dict__.get("_custom", not cls.__module__.startswith("minigrad."))
         cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
             "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls),
             "_custom": cls._custom, "_operands": cls._operands, "_all_gradients": cls._all_gradients,

@@ -197,14 +197,19 @@ class RemovableHandle:
 
     _next_id = itertools.count()
 
-    def __init__(self, hooks: OrderedDict) -> None:
+    def __init__(self, hooks: OrderedDict, *, extra_dict: dict | list | None = None) -> None:
+        """``extra_dict``: more dicts that may hold this hook's id (a Module's record of which hooks
+        take keyword arguments, say); ``remove`` forgets it there too."""
         self._hooks_ref = weakref.ref(hooks)
+        extra = [] if extra_dict is None else extra_dict if isinstance(extra_dict, list) else [extra_dict]
+        self._extra_refs = [weakref.ref(d) for d in extra]
         self.id = next(RemovableHandle._next_id)
 
     def remove(self) -> None:
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
+        for ref in (self._hooks_ref, *self._extra_refs):
+            hooks = ref()
+            if hooks is not None:
+                hooks.pop(self.id, None)
 
     def __enter__(self) -> "RemovableHandle":
         return self

@@ -21,10 +21,22 @@ from minigrad import dtypes
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.device import device as _device
 from minigrad.device import resolve
+from minigrad.autograd.graph import RemovableHandle
+from minigrad.nn.hooks import call_with_hooks
 from minigrad.nn.parameter import Parameter
 from minigrad.tensor import Tensor
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
+               "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks")
+
+
+def _add(hooks: OrderedDict, handle: RemovableHandle, hook: Callable, prepend: bool) -> None:
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
 
 
 def _type_name(value) -> str:
@@ -56,7 +68,7 @@ class Module:
                 return self.out(self.hidden(x).relu())
 
     Call the model (``model(x)``), not ``model.forward(x)``: that is the
-    PyTorch idiom (PyTorch also runs hooks there; minigrad has no module hooks).
+    PyTorch idiom, and the call also runs the module's hooks (``minigrad/nn/hooks.py``).
     """
 
     training: bool
@@ -68,12 +80,74 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        for hooks in _HOOK_DICTS:  # (nn/hooks.py: what they hold and when they run)
+            object.__setattr__(self, hooks, OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)  # True, False (register_backward_hook's) or unset
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks:
+            return call_with_hooks(self, self.forward, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # -- hooks ---------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each forward; a returned value replaces ``args``
+        (a non-tuple becomes a 1-tuple). ``with_kwargs``: ``hook(module, args, kwargs)``, which
+        may return a new ``(args, kwargs)``."""
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        _add(self._forward_pre_hooks, handle, hook, prepend)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after each forward; a returned value replaces the
+        output. ``with_kwargs``: ``hook(module, args, kwargs, output)``. ``always_call``: run it
+        even when forward raises (with output None), as a ``finally`` would."""
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[
+            self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
+        _add(self._forward_hooks, handle, hook, prepend)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the outputs are known; a
+        returned tuple replaces them (for this module's backward and everything before it)."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        _add(self._backward_pre_hooks, handle, hook, prepend)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        positional inputs are known; a returned tuple replaces ``grad_input``."""
+        self._check_backward_hook_kind(True)
+        handle = RemovableHandle(self._backward_hooks)
+        _add(self._backward_hooks, handle, hook, prepend)
+        return handle
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """PyTorch's older backward hook, kept for old code: ``hook(module, grad_input, grad_output)``
+        with the gradients of the node that made the first output, not of the whole module (they
+        agree only for a module made of one op). Use ``register_full_backward_hook``. (PyTorch also
+        warns in some of the cases where the two disagree; minigrad does not.)"""
+        self._check_backward_hook_kind(False)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def _check_backward_hook_kind(self, full: bool) -> None:
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = full
 
     # -- registration ------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -111,6 +185,10 @@ class Module:
             raise AttributeError("cannot assign module before Module.__init__() call")
         self._check_name("module", name, self._modules)
         self._modules[name] = module
+
+    def register_module(self, name: str, module: "Module | None") -> None:
+        """Another name for ``add_module``."""
+        self.add_module(name, module)
 
     def _check_name(self, kind: str, name: str, own: dict) -> None:
         if not isinstance(name, str):
@@ -174,6 +252,13 @@ class Module:
                 return d[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling: a module saved before minigrad had module hooks gets their (empty) dictionaries."""
+        self.__dict__.update(state)
+        for hooks in _HOOK_DICTS:
+            self.__dict__.setdefault(hooks, OrderedDict())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
+
     def __delattr__(self, name: str) -> None:
         for store in ("_parameters", "_buffers", "_modules"):
             if name in self.__dict__.get(store, {}):
@@ -183,16 +268,18 @@ class Module:
         object.__delattr__(self, name)
 
     # -- walking the tree ----------------------------------------------------------
-    def named_modules(self, memo: set | None = None, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
-        """This module and every descendant, depth first (each once, even if shared)."""
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
+        """This module and every descendant, depth first (each once, even if shared, unless not ``remove_duplicate``)."""
         memo = set() if memo is None else memo
         if self in memo:
             return
-        memo.add(self)
+        if remove_duplicate:
+            memo.add(self)
         yield prefix, self
         for name, module in self._modules.items():
             if module is not None:
-                yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name)
+                yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self) -> Iterator["Module"]:
         for _, module in self.named_modules():
@@ -210,30 +297,81 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
-        """``("0.weight", p)`` pairs; a parameter shared by two layers is listed once."""
-        yield from self._named_members("_parameters", prefix, recurse)
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``("0.weight", p)`` pairs; a parameter shared by two layers is listed once (unless not ``remove_duplicate``)."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
-        yield from self._named_members("_buffers", prefix, recurse)
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, buffer in self.named_buffers(recurse=recurse):
             yield buffer
 
-    def _named_members(self, store: str, prefix: str, recurse: bool) -> Iterator[tuple[str, Tensor]]:
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+    def _named_members(self, store: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         seen = set()
         for module_prefix, module in modules:
             for name, value in getattr(module, store).items():
                 if value is None or value in seen:
                     continue
-                seen.add(value)
+                if remove_duplicate:
+                    seen.add(value)
                 yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    # -- finding a member by its dotted name ----------------------------------------
+    def get_submodule(self, target: str) -> "Module":
+        """The sub-module at a dotted path, such as ``"encoder.0"`` (``""`` is this module)."""
+        module = self
+        for item in target.split(".") if target else ():
+            if not hasattr(module, item):
+                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return module
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Replace (or, unless ``strict``, add) the sub-module at a dotted path."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path, such as ``"0.weight"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at a dotted path, such as ``"0.running_mean"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
         """Call ``fn`` on every sub-module, then on this one (e.g. to re-initialise weights)."""
