@@ -31,6 +31,7 @@ from minigrad.ops import (  # noqa: F401
     arrange, compare, elementwise, extrema, indexing, inplace, inverse_trig, matmul, matrix, movement, products,
     predicates, reduction, rounding, scan, shape, softmax, sorting, special, stats, unary,
 )
+from minigrad import linalg  # torch.linalg; it also gives Tensor det, inverse, svd ... (ops/registry.py)
 from minigrad.ops.arrange import column_stack, concat, concatenate, dstack, hstack, meshgrid, vstack
 from minigrad.ops.extrema import std_mean, var_mean
 from minigrad.ops.products import einsum, tensordot

@@ -21,6 +21,7 @@ from minigrad.nn.modules.pooling import (
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
     MaxPool2d,
 )
+from minigrad.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from minigrad.nn.modules.sparse import Embedding
 from minigrad.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
@@ -35,4 +36,5 @@ __all__ = [
     "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
     "KLDivLoss", "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]
