@@ -38,6 +38,7 @@ def _named(lib) -> dict:
         "kernel": t(3, 2, 2, 2), "channels": t(3), "labels": lib.tensor([0, 2]), "table": t(5, 3),
         "mask": lib.tensor([[True, False, True], [False, True, False]]), "shape": (2, 3), "other_shape": (3,),
         "sequence": t(1, 2, 5), "kernel1d": t(3, 2, 2), "pair": t(2),
+        "tokens": t(3, 1, 4), "in_proj": t(12, 4), "in_bias": t(12), "out_proj": t(4, 4), "bilinear_weight": t(4, 3, 3),
     }
 
 
@@ -68,6 +69,10 @@ CALLS = {
     "adaptive_avg_pool1d": ("sequence", 2), "adaptive_max_pool1d": ("sequence", 2), "adaptive_max_pool2d": ("image", 2),
     "group_norm": ("image", 2, "pair", "pair"), "instance_norm": ("image", "pair", "pair", "pair", "pair"),
     "interpolate": ("image", 3),
+    "scaled_dot_product_attention": ("x", "y", "y"), "rms_norm": ("x", (3,), "row"),
+    "bilinear": ("x", "y", "bilinear_weight", "bias"),
+    "multi_head_attention_forward": ("tokens", "tokens", "tokens", 4, 2, "in_proj", "in_bias", None, None, False, 0.0,
+                                     "out_proj", "bias"),
 }
 
 

@@ -4,6 +4,7 @@ from minigrad.nn.modules.activation import (
     Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softshrink, Softsign, Tanh, Tanhshrink,
     Threshold,
 )
+from minigrad.nn.modules.attention import MultiheadAttention
 from minigrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from minigrad.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from minigrad.nn.modules.conv import Conv1d, Conv2d
@@ -11,18 +12,21 @@ from minigrad.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from minigrad.nn.modules.dropout import Dropout
 from minigrad.nn.modules.flatten import Flatten, Unflatten
 from minigrad.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
-from minigrad.nn.modules.linear import Identity, Linear
+from minigrad.nn.modules.linear import Bilinear, Identity, Linear
 from minigrad.nn.modules.loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
     SmoothL1Loss,
 )
-from minigrad.nn.modules.normalization import GroupNorm, LayerNorm
+from minigrad.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
 from minigrad.nn.modules.pooling import (
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
     MaxPool2d,
 )
 from minigrad.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from minigrad.nn.modules.sparse import Embedding
+from minigrad.nn.modules.transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 from minigrad.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
@@ -37,4 +41,6 @@ __all__ = [
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
     "KLDivLoss", "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+    "Bilinear", "RMSNorm", "MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerDecoder", "Transformer",
 ]

@@ -1,4 +1,5 @@
-"""``Linear``: y = x @ weight.T + bias, the fully connected layer; and ``Identity``, which passes x through."""
+"""``Linear``: y = x @ weight.T + bias, the fully connected layer; ``Bilinear``: y = x1^T A x2 + b, one
+matrix A per output; and ``Identity``, which passes x through."""
 from __future__ import annotations
 
 import math
@@ -47,6 +48,42 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """``MultiheadAttention.out_proj``: a Linear under the name PyTorch gives it (there, it keeps PyTorch's
+    quantization tools off it), so the repr is PyTorch's. minigrad has no quantization: it is just Linear."""
+
+
+class Bilinear(Module):
+    """y = x1^T weight[o] x2 + bias[o] for each output o: ``weight`` is (out_features, in1_features, in2_features).
+
+    Initialised like PyTorch: weight and bias uniform in ±1/sqrt(in1_features).
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(zeros(out_features, in1_features, in2_features, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(zeros(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
 def reset_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:

@@ -1,4 +1,4 @@
-"""``LayerNorm`` and ``GroupNorm``: normalise each sample on its own, then scale and shift."""
+"""``LayerNorm``, ``GroupNorm`` and ``RMSNorm``: normalise each sample on its own, then scale (and shift)."""
 from __future__ import annotations
 
 from minigrad.creation import ones, zeros
@@ -79,3 +79,32 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2) + eps) * weight over the last ``len(normalized_shape)`` dimensions.
+
+    LayerNorm without subtracting the mean and without a bias (Zhang & Sennrich, 2019): the rescaling is
+    what matters, and it is cheaper. ``eps=None`` is the input dtype's machine epsilon, as in PyTorch.
+    ``weight`` starts at ones.
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        if elementwise_affine:  # (a scale only: no bias attribute, as in PyTorch)
+            self.weight = Parameter(ones(shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
