@@ -17,7 +17,6 @@ a ``RuntimeError`` as ``torch.linalg.LinAlgError`` is, so ``except RuntimeError`
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -181,16 +180,16 @@ class Solve(Function):
         return gA, sum_to(gB, shape_b) if ctx.needs_input_grad[1] else None
 
 
-@tensor_method("det", top_level=True)
-def det(A: Tensor) -> Tensor:
-    """The determinant of each square matrix in ``A``."""
-    return Det.apply(_matrices("det", A))
+@tensor_method("det", top_level=True, out=False)
+def det(self: Tensor) -> Tensor:
+    """The determinant of each square matrix in ``self``."""
+    return Det.apply(_matrices("det", self))
 
 
-@tensor_method("slogdet", top_level=True)
-def _slogdet(A: Tensor) -> return_types.slogdet:
-    """``torch.slogdet``: ``(sign, logabsdet)``, the sign and log of the absolute value of ``det(A)``."""
-    return return_types.slogdet(*Slogdet.apply(_matrices("slogdet", A)))
+@tensor_method("slogdet", top_level=True, out=False)
+def _slogdet(self: Tensor) -> return_types.slogdet:
+    """``torch.slogdet``: ``(sign, logabsdet)``, the sign and log of the absolute value of the determinant."""
+    return return_types.slogdet(*Slogdet.apply(_matrices("slogdet", self)))
 
 
 def slogdet(A: Tensor) -> return_types.linalg_slogdet:
@@ -198,10 +197,10 @@ def slogdet(A: Tensor) -> return_types.linalg_slogdet:
     return return_types.linalg_slogdet(*Slogdet.apply(_matrices("slogdet", A)))
 
 
-@tensor_method(top_level=True)
-def logdet(A: Tensor) -> Tensor:
-    """log det(A): NaN where det(A) < 0 and -inf where it is 0, as PyTorch's (from slogdet)."""
-    sign, logabsdet = Slogdet.apply(_matrices("logdet", A))
+@tensor_method(top_level=True, out=False)
+def logdet(self: Tensor) -> Tensor:
+    """log det: NaN where the determinant is negative and -inf where it is 0, as PyTorch's (from slogdet)."""
+    sign, logabsdet = Slogdet.apply(_matrices("logdet", self))
     return where(sign == -1, math.nan, logabsdet)
 
 
@@ -211,9 +210,9 @@ def inv(A: Tensor) -> Tensor:
 
 
 @tensor_method(top_level=True)
-def inverse(A: Tensor) -> Tensor:
+def inverse(self: Tensor) -> Tensor:
     """``torch.inverse``: ``linalg.inv``."""
-    return inv(A)
+    return inv(self)
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
@@ -296,10 +295,10 @@ def pinv(A: Tensor, rcond=NOT_GIVEN, hermitian: bool = False, *, atol=None, rtol
     return Pinv.apply(A, atol, rtol)
 
 
-@tensor_method(top_level=True)
-def pinverse(A: Tensor, rcond: float = 1e-15) -> Tensor:
-    """``torch.pinverse``: ``linalg.pinv(A, rtol=rcond)``."""
-    return pinv(A, rtol=rcond)
+@tensor_method(top_level=True, out=False)
+def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``torch.pinverse``: ``linalg.pinv(self, rtol=rcond)``."""
+    return pinv(self, rtol=rcond)
 
 
 class Lstsq(Function):
@@ -562,21 +561,21 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 
 
 @tensor_method("cholesky", top_level=True)
-def _cholesky(A: Tensor, upper: bool = False) -> Tensor:
+def _cholesky(self: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky``: ``linalg.cholesky`` with ``upper`` positional."""
-    return CholeskyLegacy.apply(_matrices("cholesky", A), bool(upper))
+    return CholeskyLegacy.apply(_matrices("cholesky", self), bool(upper))
 
 
-@tensor_method("qr", top_level=True)
-def _qr(A: Tensor, some: bool = True) -> return_types.qr:
+@tensor_method("qr", top_level=True, out=False)
+def _qr(self: Tensor, some: bool = True) -> return_types.qr:
     """``torch.qr``: ``linalg.qr`` in mode 'reduced' (``some``) or 'complete'."""
-    return return_types.qr(*qr(A, "reduced" if some else "complete"))
+    return return_types.qr(*qr(self, "reduced" if some else "complete"))
 
 
-@tensor_method("svd", top_level=True)
-def _svd(A: Tensor, some: bool = True, compute_uv: bool = True) -> return_types.svd:
+@tensor_method("svd", top_level=True, out=False)
+def _svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> return_types.svd:
     """``torch.svd``: (U, S, V) with V = Vhᵀ; without ``compute_uv``, U and V are zeros."""
-    U, S, Vh = svd(A, full_matrices=not some)
+    U, S, Vh = svd(self, full_matrices=not some)
     if not compute_uv:
         return return_types.svd(U.detach().zero_(), S, Vh.detach().mT.zero_())
     return return_types.svd(U, S, Vh.mT)
@@ -619,10 +618,10 @@ class MatrixExp(Function):
         return MatrixExp.apply(block)[..., :n, n:]
 
 
-@tensor_method(top_level=True)
-def matrix_exp(A: Tensor) -> Tensor:
-    """The matrix exponential Σ Aᵏ/k! of each square matrix in ``A``."""
-    return MatrixExp.apply(_matrices("matrix_exp", A))
+@tensor_method(top_level=True, out=False)
+def matrix_exp(self: Tensor) -> Tensor:
+    """The matrix exponential Σ Aᵏ/k! of each square matrix A in ``self``."""
+    return MatrixExp.apply(_matrices("matrix_exp", self))
 
 
 @tensor_method(top_level=True)
@@ -726,17 +725,6 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
         raise RuntimeError(f"linalg.cross: the shapes {list(input.shape)} and {list(other.shape)} cannot be "
                            "broadcast") from None
     return Cross.apply(input, other, d)
-
-
-@tensor_method("cross", top_level=True)
-def _cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
-    """``torch.cross``: without ``dim``, the first dimension of size 3 (deprecated in PyTorch, as here)."""
-    if dim is None:
-        warnings.warn("Using cross without specifying the dim arg is deprecated: pass dim explicitly or use "
-                      "linalg.cross (whose default is dim=-1)", UserWarning, stacklevel=2)
-        shape = np.broadcast_shapes(input.shape, _tensor_argument("cross", "other", 1, other).shape)
-        dim = next((i for i, size in enumerate(shape) if size == 3), -1)
-    return cross(input, other, dim=dim)
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:

@@ -75,7 +75,6 @@ CASES = {
     "matrix_power_5": (lambda L, A: A.matrix_power(5), ("square",)),
     "matrix_power_-2": (lambda L, A: L.linalg.matrix_power(A, -2), ("square",)),
     "cross": (lambda L, a, b: L.linalg.cross(a, b), ("vec3", "vec3")),
-    "cross_top": (lambda L, a, b: L.cross(a, b, dim=-1), ("vec3", "vec3")),
     "vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), ("tall", "tall")),
     "multi_dot": (lambda L, a, b: L.linalg.multi_dot([a[:, 0], b, b.mT, a]), ("wide1", "wide1")),
     "lstsq": (lambda L, A, B: L.linalg.lstsq(A, B).solution, ("tall", "rhs_tall")),
