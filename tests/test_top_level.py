@@ -84,6 +84,7 @@ OTHER_ARGS = {
     "dot": ("v",), "outer": ("v",), "inner": ("x",), "diag": (), "diagonal": (), "kron": ("x",), "addmm": ("x", "xT"),
     "amax": (1,), "amin": (1,), "cumprod": (1,), "cummax": (1,), "cummin": (1,), "count_nonzero": (), "nansum": (1,),
     "nanmean": (1,),
+    "pinverse": (), "cholesky": (), "qr": (), "svd": (), "matrix_power": (2,),
     "logit": (), "logit_": (), "hypot": ("x",), "lerp": ("x", 0.5), "clamp_min": (0.5,), "clamp_max": (0.5,),
     "clamp_min_": (0.5,), "clamp_max_": (0.5,), "minimum": ("x",), "fmax": ("x",), "fmin": ("x",),
     "logical_and": ("x",), "logical_or": ("x",), "logical_xor": ("x",), "nan_to_num": (), "nan_to_num_": (),
@@ -151,6 +152,8 @@ def test_out_writes_into_the_given_tensor(name):
     for lib in (minigrad, torch):
         dtype = lib.bool if name in ("isposinf", "isneginf") else lib.float64  # (these take only a bool out=)
         x, out = lib.tensor(X), lib.zeros(2, 3, dtype=dtype)
+        if name == "inverse":  # (of a square matrix)
+            x, out = x[:, :2] + lib.eye(2, dtype=lib.float64), lib.zeros(2, 2, dtype=dtype)
         returned = getattr(lib, name)(x, out=out)
         assert returned is out
         results.append(out.numpy())
