@@ -42,6 +42,11 @@ from minigrad.functional_ops import (
 from minigrad import autograd, data, nn, optim, return_types
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
 from minigrad.serialization import load, save
+# Writes along indices, splits and shape helpers, assembled tensors, searches and counts.
+from minigrad.ops import assembly, reshaping, scatter, search  # noqa: F401
+from minigrad.ops.assembly import block_diag, cartesian_prod, combinations, tril_indices, triu_indices
+from minigrad.ops.reshaping import atleast_1d, atleast_2d, atleast_3d
+from minigrad.ops.search import bucketize, isin, searchsorted
 
 __version__ = "0.1.0"
 

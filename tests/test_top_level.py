@@ -90,14 +90,23 @@ OTHER_ARGS = {
     "logical_and": ("x",), "logical_or": ("x",), "logical_xor": ("x",), "nan_to_num": (), "nan_to_num_": (),
     "movedim": (0, 1), "moveaxis": (0, 1), "swapaxes": (0, 1), "swapdims": (0, 1), "rot90": (), "tile": ((2,),),
     "repeat_interleave": (2,), "masked_select": ("mask",), "take": ("rows",), "nonzero": (), "true_divide": (2.0,),
+    "scatter": (1, "index", "x"), "scatter_reduce": (1, "index", "x", "amax"), "index_add": (0, "pair", "x"),
+    "index_copy": (0, "pair", "x"), "index_fill": (1, "rows", 0.5), "index_reduce": (0, "pair", "x", "prod"),
+    "index_put": ("indices", "v"), "index_put_": ("indices", "v"), "put": ("pair", "two"),
+    "masked_scatter": ("mask", "x"), "take_along_dim": ("index", 1), "diagonal_scatter": ("two",),
+    "select_scatter": ("v", 0, 0), "slice_scatter": ("x",), "tensor_split": (2,), "hsplit": (3,), "vsplit": (2,),
+    "dsplit": (1,), "split_with_sizes": ([1, 1],), "unflatten": (1, (3, 1)), "diff": (), "cross": ("x", 1),
+    "unique": (), "unique_consecutive": (), "bincount": (), "histc": (),
 }
 
 
 def _call(lib, name: str, **out):
     x = lib.tensor(X)
     named = {"x": x, "xT": x.T * 1, "v": lib.ones(3, dtype=lib.float64), "batch": x[None] * 1,
-             "index": lib.zeros(2, 1, dtype=lib.int64), "rows": lib.tensor([0]), "mask": x > 0.5}
-    args = [named[a] if isinstance(a, str) else a for a in OTHER_ARGS.get(name, ())]
+             "index": lib.zeros(2, 1, dtype=lib.int64), "rows": lib.tensor([0]), "mask": x > 0.5,
+             "pair": lib.tensor([1, 0]), "indices": (lib.tensor([1, 0]),),
+             "two": lib.tensor([0.5, 0.25], dtype=lib.float64)}
+    args = [named.get(a, a) if isinstance(a, str) else a for a in OTHER_ARGS.get(name, ())]
     return getattr(lib, name)(x[None] * 1 if name == "bmm" else x, *args, **out)
 
 
@@ -173,8 +182,10 @@ def _outcome(fn):
 def _call_with_input(lib, name: str, input):
     x = lib.tensor(X)
     named = {"x": x, "xT": x.T * 1, "v": lib.ones(3, dtype=lib.float64), "batch": x[None] * 1,
-             "index": lib.zeros(2, 1, dtype=lib.int64), "rows": lib.tensor([0]), "mask": x > 0.5}
-    args = [named[a] if isinstance(a, str) else a for a in OTHER_ARGS.get(name, ())]
+             "index": lib.zeros(2, 1, dtype=lib.int64), "rows": lib.tensor([0]), "mask": x > 0.5,
+             "pair": lib.tensor([1, 0]), "indices": (lib.tensor([1, 0]),),
+             "two": lib.tensor([0.5, 0.25], dtype=lib.float64)}
+    args = [named.get(a, a) if isinstance(a, str) else a for a in OTHER_ARGS.get(name, ())]
     if name in ("add", "sub", "mul", "div", "true_divide", "remainder", "fmod", "floor_divide", "eq", "ne", "lt", "le",
                 "gt", "ge"):
         args[0] = x  # (a number as input, a tensor as other: the overload PyTorch may have)
