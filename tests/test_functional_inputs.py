@@ -34,6 +34,7 @@ def _named(lib) -> dict:
     rng = np.random.default_rng(0)
     t = lambda *shape: lib.tensor(rng.uniform(0.1, 0.9, shape))  # noqa: E731  (in [0, 1]: bce's domain)
     return {
+        "up_kernel": t(2, 3, 2, 2), "up_kernel1d": t(2, 3, 2), "blocks": t(1, 8, 9),
         "x": t(2, 3), "y": t(2, 3), "row": t(3), "weight": t(4, 3), "bias": t(4), "image": t(1, 2, 4, 4),
         "kernel": t(3, 2, 2, 2), "channels": t(3), "labels": lib.tensor([0, 2]), "table": t(5, 3),
         "mask": lib.tensor([[True, False, True], [False, True, False]]), "shape": (2, 3), "other_shape": (3,),
@@ -45,6 +46,10 @@ def _named(lib) -> dict:
 # Each public function with arguments it accepts. A string names a value of _named (a tensor, or
 # broadcast_shapes' shapes): those are the arguments replaced, a list's items one at a time.
 CALLS = {
+    "conv_transpose1d": ("sequence", "up_kernel1d", "channels"), "conv_transpose2d": ("image", "up_kernel", "channels"),
+    "unfold": ("image", 2), "fold": ("blocks", (4, 4), 2), "pixel_shuffle": ("image", 1),
+    "pixel_unshuffle": ("image", 2), "channel_shuffle": ("image", 2), "dropout1d": ("sequence", 0.0),
+    "dropout2d": ("image", 0.0),
     "relu": ("x",), "relu_": ("x",), "sigmoid": ("x",), "tanh": ("x",), "softmax": ("x", 1),
     "log_softmax": ("x", 1), "gelu": ("x",), "silu": ("x",), "leaky_relu": ("x",), "leaky_relu_": ("x",),
     "elu": ("x",), "elu_": ("x",), "softplus": ("x",), "dropout": ("x", 0.0), "flatten": ("image",),

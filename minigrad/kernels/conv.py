@@ -87,7 +87,7 @@ def conv2d_backward(x: np.ndarray, weight: np.ndarray, grad_y: np.ndarray, strid
     grad_y = ref.check_conv_grad(grad_y, x, weight, out_hw)
     need_x, need_weight, need_bias = output_mask
     o = weight.shape[0]
-    gy = np.ascontiguousarray(grad_y).reshape(x.shape[0], o, -1)  # (N, O, OH*OW)
+    gy = np.ascontiguousarray(grad_y).reshape(x.shape[0], o, out_hw[0] * out_hw[1])  # (N, O, OH*OW); N may be 0
     grad_x = grad_weight = grad_bias = None
     if need_weight:
         cols = _columns(x, weight, stride, padding, out_hw)

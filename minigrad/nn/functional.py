@@ -5,7 +5,9 @@ function here; the function does the computation. Most are a line or two of
 tensor operations, so autograd differentiates them (to any order) with no
 extra code. A few have a Function of their own in ``minigrad/nn/ops``:
 ``conv2d`` and ``max_pool2d`` (Numba kernels; ``conv1d`` and ``max_pool1d`` run
-them over a height of 1, as PyTorch does), ``cross_entropy`` and
+them over a height of 1, as PyTorch does; ``conv_transpose2d`` runs conv2d's kernels
+the other way round, and ``unfold``/``fold`` are conv2d/conv_transpose2d with one-hot
+filters), ``cross_entropy`` and
 ``linear`` (fused: one node instead of several, for speed), ``gelu`` (a Numba
 kernel), ``softplus`` (overflow-free), and ``nll_loss``, ``mse_loss``,
 ``binary_cross_entropy`` (PyTorch's clamps at 0 and 1) and
@@ -39,16 +41,17 @@ from minigrad.nn.ops.activation import (
     Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus, _check_float,
 )
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
-from minigrad.nn.ops.conv import AdaptiveMaxPool2d, Conv2d, MaxPool2d, adaptive_bins, pool_out_size
+from minigrad.nn.ops.conv import AdaptiveMaxPool2d, Conv2d, ConvTranspose2d, MaxPool2d, adaptive_bins, pool_out_size
 from minigrad.nn.ops.linear_map import (
-    AdaptiveAvgPool2d, AvgPool2d, ConstantPadNd, Embedding, ReflectionPad, ReplicationPad, UpsampleBilinear2d,
-    UpsampleLinear1d, UpsampleNearest,
+    AdaptiveAvgPool2d, AvgPool2d, ChannelShuffle, Col2Im, ConstantPadNd, Embedding, Im2Col, PixelShuffle,
+    PixelUnshuffle, ReflectionPad, ReplicationPad, UpsampleBilinear2d, UpsampleLinear1d, UpsampleNearest,
 )
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
 from minigrad.nn.ops.normalization import NativeBatchNorm, NativeGroupNorm, NativeLayerNorm, batch_statistics
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, NllLoss2d, SmoothL1Loss
 from minigrad.nn.parameter import Parameter
+from minigrad.ops.broadcast import integer
 from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor, _operand, check_tensor
@@ -557,6 +560,192 @@ def _string_padding(input: Tensor, weight: Tensor, padding: str, stride: tuple, 
     return input, tuple(total // 2 for total in totals)
 
 
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The transposed 1-D convolution of (N, C, L) or unbatched (C, L) ``input`` with (C, out_channels / groups, k)
+    ``weight``: conv1d's gradient with respect to its input (see ``conv_transpose2d``)."""
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("conv_transpose1d", input=input, weight=weight, bias=bias)
+    return _transposed_convolution("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                                   dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The transposed 2-D convolution of (N, C, H, W) or unbatched (C, H, W) ``input`` with
+    (C, out_channels / groups, kH, kW) ``weight``: conv2d's gradient with respect to its input.
+
+    It scatters each input value, times the kernel, onto a ``stride`` times larger output (an upsampling
+    a network learns), undoing a conv2d's shape: ``(H - 1) * stride - 2 * padding + dilation * (kH - 1) + 1
+    + output_padding``. Since a strided conv2d maps several sizes to one, ``output_padding`` (smaller than
+    stride or dilation) picks the larger ones. Runs on conv2d's kernels (``minigrad/nn/ops/conv.py``).
+    """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("conv_transpose2d", input=input, weight=weight, bias=bias)
+    return _transposed_convolution("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                                   dilation)
+
+
+def _transposed_convolution(fn: str, n: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding,
+                            output_padding, groups: int, dilation) -> Tensor:
+    """conv_transpose1d and conv_transpose2d over ``n`` spatial dimensions, with PyTorch's checks and messages."""
+    shape, weight_shape = input._data.shape, weight._data.shape
+    if len(shape) not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {fn}, but got input of "
+                           f"size: {list(input.shape)}")
+    if len(shape) == n + 1:  # unbatched: a batch of one, and PyTorch's node on top is the squeeze
+        return _transposed_convolution(fn, n, input.unsqueeze(0), weight, bias, stride, padding, output_padding,
+                                       groups, dilation).squeeze(0)
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t._data.dtype != input._data.dtype:
+            raise RuntimeError(f"Input type ({input.dtype}) and {name} type ({t.dtype}) should be the same")
+    stride, padding, output_padding, dilation = (_ntuple(fn, name, value, n, _CONV_LENGTH) for name, value in (
+        ("stride", stride), ("padding", padding), ("output_padding", output_padding), ("dilation", dilation)))
+    if len(weight_shape) != len(shape):
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+    for name, values, low in (("stride", stride, 1), ("dilation", dilation, 1), ("padding", padding, 0),
+                              ("output_padding", output_padding, 0), ("groups", (groups,), 1)):
+        if min(values) < low:
+            raise RuntimeError(f"{'non-positive' if low else 'negative'} {name} is not supported")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
+                           f"output_padding={list(output_padding)}, stride={list(stride)}, dilation={list(dilation)}: "
+                           "pass output_size to the module, or a smaller output_padding")
+    in_channels, channels = weight_shape[0], shape[1]
+    if in_channels % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size [{list(weight.shape)}] instead")
+    if in_channels != channels:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {in_channels} channels, but got {channels} channels instead")
+    out_channels = weight_shape[1] * groups
+    if bias is not None and bias._data.shape != (out_channels,):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {out_channels} elements, but got bias of size {list(bias.shape)} "
+                           "instead")
+    out_size = tuple((size - 1) * s - 2 * p + d * (k - 1) + 1 + op for size, s, p, d, k, op in
+                     zip(shape[2:], stride, padding, dilation, weight_shape[2:], output_padding))
+    if min(out_size) <= 0:
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, shape[2:]))}). Calculated output "
+                           f"size per channel: ({' x '.join(map(str, out_size))}). Output size is too small")
+    if n == 1:  # the conv_transpose2d Function over a height of 1
+        stride, padding, dilation = (1, *stride), (0, *padding), (1, *dilation)
+    return ConvTranspose2d.apply(input, weight, bias, (stride, padding, dilation, groups), out_size)
+
+
+# PyTorch's message for a size of unfold and fold that is not one int or two (its int[2] arguments)
+_BLOCK_LENGTH = "It is expected {name} equals to {n}, but got size {size}"
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """The sliding blocks of (N, C, H, W) or (C, H, W) ``input`` as columns (im2col): (N, C * kH * kW, L),
+    column l holding the cells of the l-th window a conv2d with these sizes sees, channel by channel.
+
+    A conv2d is then one matrix product, ``weight.view(O, -1) @ unfold(x, ...)``: how minigrad's kernel
+    computes it, and what unfold runs on (``_im2col``). One ``Im2ColBackward0`` node, as in PyTorch.
+    """
+    if type(input) not in _TENSORS:
+        _check_tensors("unfold", input=input)
+    kernel, dilation, padding, stride = _block_sizes("unfold", kernel_size=kernel_size, dilation=dilation,
+                                                     padding=padding, stride=stride)
+    shape = tuple(input.shape)
+    if len(shape) < 3:
+        raise IndexError(f"Dimension out of range: unfold takes a 3D (C, H, W) or 4D (N, C, H, W) input, but got "
+                         f"input of size {list(shape)}")
+    if len(shape) > 4 or 0 in shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(shape)}")
+    blocks = _block_counts(shape[-2:], kernel, dilation, padding, stride)
+    if min(blocks) < 1:
+        raise RuntimeError(f"Given input with spatial size {shape[-2:]}, kernel_size={kernel}, dilation={dilation}, "
+                           f"padding={padding}, calculated shape of the array of sliding blocks as {blocks}, but its "
+                           "components must be at least one.")
+    im2col = lambda t: _im2col(t, kernel, dilation, padding, stride)  # noqa: E731
+    return Im2Col.apply(input, im2col, im2col)
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """unfold's transpose (col2im): (N, C * kH * kW, L) or (C * kH * kW, L) columns -> (N, C, *output_size),
+    each column's cells added back where unfold took them from, overlapping ones summed.
+
+    So fold(unfold(x)) is x times the number of blocks covering each cell. One ``Col2ImBackward0`` node.
+    """
+    if type(input) not in _TENSORS:
+        _check_tensors("fold", input=input)
+    output_size, kernel, dilation, padding, stride = _block_sizes(
+        "fold", output_size=output_size, kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
+    shape = tuple(input.shape)
+    if len(shape) not in (2, 3) or 0 in shape[-2:]:
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(shape)}")
+    if shape[-2] % math.prod(kernel):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={shape[-2]} and kernel_size={kernel}.")
+    blocks = _block_counts(output_size, kernel, dilation, padding, stride)
+    sizes = f"Given output_size={output_size}, kernel_size={kernel}, dilation={dilation}, padding={padding}, " \
+            f"stride={stride}"
+    if shape[-1] != math.prod(blocks):
+        raise RuntimeError(f"{sizes}, expected size of input's dimension 2 to match the calculated number of sliding "
+                           f"blocks {blocks[0]} * {blocks[1]} = {math.prod(blocks)}, but got input.size(2)={shape[-1]}.")
+    if min(blocks) < 1:
+        raise RuntimeError(f"{sizes}, calculated shape of the array of sliding blocks as {blocks}, which is too small "
+                           "(non-positive)")
+    col2im = lambda t: _col2im(t, output_size, blocks, kernel, dilation, padding, stride)  # noqa: E731
+    return Col2Im.apply(input, col2im, col2im)
+
+
+def _block_sizes(fn: str, **sizes) -> list[tuple[int, int]]:
+    """unfold's and fold's sizes as pairs (one int, or exactly two), checked in PyTorch's order."""
+    pairs = {}
+    for name, value in sizes.items():
+        if isinstance(value, (tuple, list)) and len(value) == 1:  # (where _ntuple would repeat it)
+            raise RuntimeError(_BLOCK_LENGTH.format(name=name, n=2, size=1))
+        pairs[name] = _ntuple(fn, name, value, 2, _BLOCK_LENGTH)
+    for name, words, low in (("kernel_size", "kernel size should be greater than zero", 1),
+                             ("stride", "stride should be greater than zero", 1),
+                             ("dilation", "dilation should be greater than zero", 1),
+                             ("padding", "padding should be non-negative", 0)):
+        if min(pairs[name]) < low:
+            prefix = {"kernel_size": "kernel", "padding": "pad"}.get(name, name)
+            raise RuntimeError(f"{words}, but got {prefix}_height: {pairs[name][0]} {prefix}_width: {pairs[name][1]}")
+    return list(pairs.values())
+
+
+def _block_counts(size: tuple, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> tuple:
+    """How many blocks fit along each dimension: a conv2d's output size."""
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
+
+
+def _one_hot_filters(kernel: tuple, like: Tensor) -> Tensor:
+    """kH * kW filters of one channel, filter (i, j) 1 at (i, j) only: a conv2d with them copies cell (i, j) of
+    every window to output channel i * kW + j."""
+    taps = math.prod(kernel)
+    return Tensor._wrap(np.eye(taps, dtype=like._data.dtype).reshape(taps, 1, *kernel))
+
+
+def _im2col(x: Tensor, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> Tensor:
+    """unfold as a conv2d of each channel, on its own, with the one-hot filters."""
+    *lead, h, w = x.shape
+    planes = x.reshape(math.prod(lead), 1, h, w)
+    y = conv2d(planes, _one_hot_filters(kernel, x), None, stride, padding, dilation)  # (N * C, kH * kW, *blocks)
+    return y.reshape(*lead[:-1], lead[-1] * y.shape[1], y.shape[2] * y.shape[3])
+
+
+def _col2im(cols: Tensor, output_size: tuple, blocks: tuple, kernel: tuple, dilation: tuple, padding: tuple,
+            stride: tuple) -> Tensor:
+    """fold as the transpose of ``_im2col``: a conv_transpose2d of each channel's columns with the one-hot
+    filters, output_padding picking output_size among the sizes with this many blocks."""
+    *lead, rows, _ = cols.shape
+    taps = math.prod(kernel)
+    planes = cols.reshape(math.prod(lead) * (rows // taps), taps, *blocks)
+    output_padding = [size - ((b - 1) * s - 2 * p + d * (k - 1) + 1)
+                      for size, b, s, p, d, k in zip(output_size, blocks, stride, padding, dilation, kernel)]
+    y = conv_transpose2d(planes, _one_hot_filters(kernel, cols), None, stride, padding, output_padding, 1, dilation)
+    return y.reshape(*lead, rows // taps, *output_size)
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p).
 
@@ -566,17 +755,137 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """
     if type(input) not in _TENSORS:
         _check_tensors("dropout", input=input)
+    _check_probability(p)
+    return _dropout(input, p, training, inplace, feature=False)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each channel of (N, C, L) or unbatched (C, L) ``input``, whole, with probability ``p``; scale the
+    rest by 1 / (1 - p). Neighbouring positions carry much the same signal, so only dropping a whole
+    channel takes it away (``nn.Dropout1d``)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("dropout1d", input=input)
+    _check_probability(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.ndim == 2:  # unbatched: a batch of one (which in place writes through to input)
+        out = _dropout(input.unsqueeze(0), p, training, inplace, feature=True)
+        return input if inplace else out.squeeze(0)
+    return _dropout(input, p, training, inplace, feature=True)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each channel of (N, C, H, W) ``input``, a whole feature map, with probability ``p``; scale the rest
+    by 1 / (1 - p) (see dropout1d for why). As in PyTorch, a 3-D input is taken as (N, C, L), with a warning."""
+    if type(input) not in _TENSORS:
+        _check_tensors("dropout2d", input=input)
+    _check_probability(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "Use dropout1d for that, or unsqueeze an unbatched (C, H, W) image to (1, C, H, W).",
+                      stacklevel=2)
+    return _dropout(input, p, training, inplace, feature=True)
+
+
+def _check_probability(p: float) -> None:
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool) -> Tensor:
+    """input times a random mask: 0 with probability p, 1 / (1 - p) otherwise. One draw per element, or with
+    ``feature``, per (sample, channel): a mask of shape (N, C, 1, ...) that broadcasts over the rest."""
     if not training or p == 0.0:
         return input
     dtype = input._data.dtype
     if p == 1.0:
-        scale = Tensor._wrap(np.zeros(input.shape, dtype))
+        scale = Tensor._wrap(np.zeros((), dtype))
     else:
-        keep = generator().random(input.shape) >= p  # True with probability 1 - p
+        shape = input.shape
+        if feature:
+            if input.ndim < 2:
+                raise RuntimeError("Feature dropout requires at least 2 dimensions in the input: a batch and a "
+                                   "channel dimension")
+            shape = (*shape[:2], *[1] * (input.ndim - 2))
+        keep = generator().random(shape) >= p  # True with probability 1 - p
         scale = Tensor._wrap(keep.astype(dtype) / dtype.type(1.0 - p))
     return input.mul_(scale) if inplace else input * scale
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r), r = upscale_factor: each r^2 channels of a pixel become an
+    r x r block of pixels (channel i * r + j at offset (i, j)). One ``PixelShuffleBackward0`` node."""
+    if type(input) not in _TENSORS:
+        _check_tensors("pixel_shuffle", input=input)
+    r = integer(upscale_factor, "upscale_factor")
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    b = len(batch)
+
+    def shuffle(t: Tensor) -> Tensor:
+        blocks = t.reshape(*batch, c // (r * r), r, r, h, w).permute(*range(b), b, b + 3, b + 1, b + 4, b + 2)
+        return blocks.reshape(*batch, c // (r * r), h * r, w * r)
+    return PixelShuffle.apply(input, shuffle, shuffle)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W): pixel_shuffle's inverse, each r x r block of pixels
+    becoming r^2 channels. One ``PixelUnshuffleBackward0`` node."""
+    if type(input) not in _TENSORS:
+        _check_tensors("pixel_unshuffle", input=input)
+    r = integer(downscale_factor, "downscale_factor")
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *batch, c, h, w = input.shape
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({dim})={size} is not divisible by {r}")
+    b = len(batch)
+
+    def unshuffle(t: Tensor) -> Tensor:
+        blocks = t.reshape(*batch, c, h // r, r, w // r, r).permute(*range(b), b, b + 2, b + 4, b + 1, b + 3)
+        return blocks.reshape(*batch, c * r * r, h // r, w // r)
+    return PixelUnshuffle.apply(input, unshuffle, unshuffle)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """(N, g * c, *) -> channel i * g + j of the output is channel j * c + i of the input: the g groups'
+    channels interleaved (ShuffleNet), so that a following grouped conv mixes them. Dimension 1 is the
+    channels, in an unbatched input too (as in PyTorch). One ``ChannelShuffleBackward0`` node."""
+    if type(input) not in _TENSORS:
+        _check_tensors("channel_shuffle", input=input)
+    g = integer(groups, "groups")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")
+    n, c, *rest = input.shape
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
+
+    def shuffle(t: Tensor) -> Tensor:
+        return t.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(n, c, *rest)
+    return ChannelShuffle.apply(input, shuffle, shuffle)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -820,9 +1129,7 @@ def _pad_indices(mode: str, n: int, left: int, right: int, dim: int, shape: tupl
     positions = np.arange(-left, n + right)
     if mode == "replicate":
         return np.clip(positions, 0, n - 1)
-    if mode == "circular":
-        if left > n or right > n:
-            raise ValueError("Padding value causes wrapping around more than once.")
+    if mode == "circular":  # (pad checked that it wraps around at most once)
         return positions % n
     if left >= n or right >= n:
         raise RuntimeError(
@@ -859,14 +1166,24 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise NotImplementedError(f"Unsupported padding mode: {mode}")
     if mode != "constant" and value not in (None, 0):
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument.')
-    if mode == "circular":  # (PyTorch's node is a CopySlices here: left as the composition)
-        return _padded(input, pad, mode, value)
     dims = len(pad) // 2
+    sizes = [(input.shape[-1 - i], pad[2 * i], pad[2 * i + 1]) for i in range(dims)]  # (last dimension first)
+    if mode == "constant" and any(n + min(left, 0) + min(right, 0) < 0 for n, left, right in sizes):
+        raise RuntimeError(f"negative padding {list(pad)} crops more than input of size {list(input.shape)} has")
     if mode != "constant" and not (dims in (1, 2, 3) and input.ndim in (dims + 1, dims + 2)):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor: {mode} padding of the "
             f"last 1, 2 or 3 dimensions needs an input with one or two more (a batch and a channel dimension)"
         )
+    if mode == "circular":  # (PyTorch's node is a CopySlices here: left as the composition)
+        if any(left > n or right > n for n, left, right in sizes):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if any(n + left + right < 0 for n, left, right in sizes):
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        return _padded(input, pad, mode, value)
+    if mode != "constant" and all(n + left + right < 1 for n, left, right in sizes):  # (PyTorch's check: all)
+        raise RuntimeError(f"input of size {list(input.shape)} is too small for padding {list(pad)}: "
+                           f"the padded dimensions would be {[n + left + right for n, left, right in sizes][::-1]}")
     node = ConstantPadNd if mode == "constant" else (ReflectionPad if mode == "reflect" else ReplicationPad)[dims]
     return node.apply(input, lambda t: _padded(t, pad, mode, value), lambda t: _padded(t, pad, mode, None))
 

@@ -7,10 +7,12 @@ from minigrad.nn.modules.activation import (
 from minigrad.nn.modules.attention import MultiheadAttention
 from minigrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from minigrad.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from minigrad.nn.modules.conv import Conv1d, Conv2d
+from minigrad.nn.modules.channelshuffle import ChannelShuffle
+from minigrad.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from minigrad.nn.modules.distance import CosineSimilarity, PairwiseDistance
-from minigrad.nn.modules.dropout import Dropout
+from minigrad.nn.modules.dropout import Dropout, Dropout1d, Dropout2d
 from minigrad.nn.modules.flatten import Flatten, Unflatten
+from minigrad.nn.modules.fold import Fold, Unfold
 from minigrad.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
 from minigrad.nn.modules.linear import Bilinear, Identity, Linear
 from minigrad.nn.modules.loss import (
@@ -18,6 +20,11 @@ from minigrad.nn.modules.loss import (
     SmoothL1Loss,
 )
 from minigrad.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from minigrad.nn.modules.padding import (
+    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
+    ReplicationPad2d, ZeroPad1d, ZeroPad2d,
+)
+from minigrad.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from minigrad.nn.modules.pooling import (
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
     MaxPool2d,
@@ -40,6 +47,9 @@ __all__ = [
     "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
     "KLDivLoss", "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance",
+    "ConvTranspose1d", "ConvTranspose2d", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d",
+    "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "PixelShuffle",
+    "PixelUnshuffle", "Unfold", "Fold", "Dropout1d", "Dropout2d", "ChannelShuffle",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "Bilinear", "RMSNorm", "MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
     "TransformerEncoder", "TransformerDecoder", "Transformer",

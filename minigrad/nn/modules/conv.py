@@ -1,4 +1,5 @@
-"""``Conv1d`` and ``Conv2d``: slide small learned filters over a sequence or an image, with shared weights."""
+"""``Conv1d`` and ``Conv2d``: slide small learned filters over a sequence or an image, with shared weights;
+``ConvTranspose1d`` and ``ConvTranspose2d``: their transposes, which map back up to the larger size."""
 from __future__ import annotations
 
 from minigrad.creation import zeros
@@ -17,19 +18,20 @@ def _ntuple(value, n: int) -> tuple:
 
 
 class _ConvNd(Module):
-    """What Conv1d and Conv2d share: ``out_channels`` filters of ``in_channels / groups x kernel_size``.
+    """What the convolutions share: ``out_channels`` filters of ``in_channels / groups x kernel_size``.
 
     Each filter sees only a small window and is reused at every position, which is why a CNN
     needs far fewer weights than an MLP on images. ``groups`` splits the channels into that many
     independent convolutions (``groups=in_channels``: one filter per channel, "depthwise").
     ``padding_mode`` other than "zeros" pads the input with ``F.pad`` first, as PyTorch does.
-    Initialised like PyTorch: U(±1/sqrt(in_channels / groups * prod(kernel_size))).
+    Initialised like PyTorch: U(±1/sqrt(fan_in)), fan_in the weight's ``shape[1] * prod(kernel_size)``.
+    A transposed convolution's weight is (in_channels, out_channels / groups, *kernel_size), as in PyTorch.
     """
 
     _dims: int
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding, dilation, groups: int,
-                 bias: bool, padding_mode: str, device, dtype) -> None:
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding, dilation, transposed: bool,
+                 output_padding, groups: int, bias: bool, padding_mode: str, device, dtype) -> None:
         super().__init__()
         n = self._dims
         if groups <= 0:
@@ -39,7 +41,9 @@ class _ConvNd(Module):
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride, self.dilation = (_ntuple(v, n) for v in (kernel_size, stride, dilation))
+        self.kernel_size, self.stride, self.dilation, self.output_padding = (
+            _ntuple(v, n) for v in (kernel_size, stride, dilation, output_padding))
+        self.transposed = transposed
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
@@ -51,8 +55,8 @@ class _ConvNd(Module):
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = self._reversed_padding()
-        self.weight = Parameter(zeros(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype,
-                                      device=device))
+        filters = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(zeros(*filters, *self.kernel_size, dtype=dtype, device=device))
         if bias:
             self.bias = Parameter(zeros(out_channels, dtype=dtype, device=device))
         else:
@@ -84,6 +88,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * n:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -100,7 +106,7 @@ class Conv1d(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
                          padding_mode, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -114,8 +120,80 @@ class Conv2d(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
                          padding_mode, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return self._conv_forward(F.conv2d, input)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """What ConvTranspose1d and ConvTranspose2d share: only zero padding, and ``output_size`` in forward.
+
+    A strided convolution maps several input sizes to one output size, so its transpose has a choice
+    of output sizes: ``output_padding`` fixes it when the layer is built, or ``output_size`` per call
+    (the size of the tensor a matching Conv layer took in, say).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding, dilation, output_padding,
+                 groups: int, bias: bool, padding_mode: str, device, dtype) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
+                         groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        """The output_padding that gives ``output_size`` (its last ``n`` entries), or the layer's own."""
+        if output_size is None:
+            return self.output_padding
+        n = self._dims
+        leading = 2 if input.ndim == n + 2 else 1
+        output_size = tuple(output_size)
+        if len(output_size) == leading + n:
+            output_size = output_size[leading:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have {n} or {leading + n} "
+                             f"elements (got {len(output_size)})")
+        smallest = [(size - 1) * s - 2 * p + d * (k - 1) + 1 for size, s, p, d, k in
+                    zip(input.shape[-n:], self.stride, self.padding, self.dilation, self.kernel_size)]
+        largest = [low + s - 1 for low, s in zip(smallest, self.stride)]
+        if any(not low <= size <= high for size, low, high in zip(output_size, smallest, largest)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} to "
+                             f"{largest} (for an input of {input.shape[-n:]})")
+        return tuple(size - low for size, low in zip(output_size, smallest))
+
+    def _conv_transpose_forward(self, conv_transpose, input: Tensor, output_size) -> Tensor:
+        return conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
+                              self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution over (N, C, L) sequences (or one (C, L)): conv1d's input gradient, a learned
+    upsampling; weight (in_channels, out_channels / groups, k)."""
+
+    _dims = 1
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, groups,
+                         bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        return self._conv_transpose_forward(F.conv_transpose1d, input, output_size)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution over (N, C, H, W) images (or one (C, H, W)): conv2d's input gradient, a learned
+    upsampling (decoders, GAN generators); weight (in_channels, out_channels / groups, kH, kW)."""
+
+    _dims = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, groups,
+                         bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        return self._conv_transpose_forward(F.conv_transpose2d, input, output_size)

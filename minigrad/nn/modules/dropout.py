@@ -1,4 +1,5 @@
-"""``Dropout``: randomly silence units while training, so none can be relied on alone."""
+"""``Dropout``: randomly silence units while training, so none can be relied on alone;
+``Dropout1d`` and ``Dropout2d`` silence whole channels."""
 from __future__ import annotations
 
 from minigrad.nn import functional as F
@@ -6,11 +7,8 @@ from minigrad.nn.module import Module
 from minigrad.tensor import Tensor
 
 
-class Dropout(Module):
-    """Zero each element with probability ``p`` in training mode; the identity after ``eval()``.
-
-    See ``functional.dropout`` for the 1/(1-p) scaling; ``inplace=True`` scales ``input`` itself.
-    """
+class _DropoutNd(Module):
+    """What the dropouts share: ``p`` checked, ``inplace``, the repr."""
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -18,8 +16,35 @@ class Dropout(Module):
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zero each element with probability ``p`` in training mode; the identity after ``eval()``.
+
+    See ``functional.dropout`` for the 1/(1-p) scaling; ``inplace=True`` scales ``input`` itself.
+    """
+
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
+
+class Dropout1d(_DropoutNd):
+    """Zero each channel of (N, C, L) or (C, L) input, whole, with probability ``p`` in training mode.
+
+    Neighbouring positions of a sequence are strongly correlated, so dropping single elements hardly
+    regularises a conv layer: the ones beside a dropped one carry the same signal. Dropping whole
+    feature maps does.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero each channel of (N, C, H, W) input, a whole feature map, with probability ``p`` in training
+    mode (see ``Dropout1d`` for why). A 3-D input is taken as (N, C, L), with PyTorch's warning."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout2d(input, self.p, self.training, self.inplace)

@@ -1,4 +1,4 @@
-"""conv2d and max_pool2d as Functions around the kernels in ``minigrad.kernels``.
+"""conv2d, conv_transpose2d and max_pool2d as Functions around the kernels in ``minigrad.kernels``.
 
 A convolution built from tensor operations (unfold, reshape, matmul) would
 record dozens of nodes and copy every window through NumPy; here forward and
@@ -19,7 +19,8 @@ gradient (see ``ConvolutionBackward.backward``).
 The kernels know stride and padding only; the rest is arranged around them. A
 dilated kernel is the kernel spread out with zeros between its taps; ``groups``
 are one kernel call per slice of the channels; a conv1d is a conv2d over a
-height of 1. A max pool with dilation or ceil_mode, and an adaptive max pool,
+height of 1. A transposed convolution is conv2d's input gradient, so it needs no kernel of its
+own (``ConvTranspose2d``). A max pool with dilation or ceil_mode, and an adaptive max pool,
 copy each window's cells side by side and let the kernel pool those with
 stride = kernel (``_windowed_max``), arranged so that it picks the cell
 PyTorch's kernel picks, ties included.
@@ -34,6 +35,7 @@ from minigrad import kernels
 from minigrad.kernels import reference as ref
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
+from minigrad.functional_ops import cat
 from minigrad.tensor import Tensor
 
 
@@ -166,6 +168,86 @@ def _convolve_backward(x: np.ndarray, weight: np.ndarray, grad: np.ndarray, stri
         grad_x = None if grad_x is None else grad_x[:, :, 0]
         grad_weight = None if grad_weight is None else grad_weight[:, :, 0]
     return grad_x, grad_weight, grad_bias
+
+
+# -- transposed convolution ---------------------------------------------------------
+class ConvTranspose2d(Function):
+    """y = conv_transpose2d(x, weight, bias): the input gradient of a conv2d with ``weight`` (whose
+    input has y's shape), for the output gradient x; plus the bias.
+
+    So forward is conv2d's backward kernel call, and backward is conv2d itself (x's gradient) and
+    conv2d's weight gradient with the roles of image and output gradient swapped: the kernels and
+    nodes conv2d already has (``Conv2d``, ``ConvolutionBackward``), so it differentiates to any
+    order. ``geometry`` is conv2d's (stride, padding, dilation, groups); ``out_size`` is y's spatial
+    size, which output_padding chose among those a conv2d maps back to x's size. A 3-D x and weight
+    are a conv_transpose1d's, as in ``Conv2d``.
+    """
+
+    node_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, geometry, out_size):
+        ctx.save_for_backward(x, weight)
+        ctx.geometry = geometry
+        ctx.extra = _extra(x.shape, weight.shape, geometry, out_size)
+        data, w = _zero_extended(x._data, ctx.extra), weight._data
+        y_shape = (data.shape[0], w.shape[1] * geometry[3], *out_size)
+        # only the input's shape matters for its gradient: a zero-strided stand-in, no memory
+        y = _convolve_backward(np.broadcast_to(np.zeros((), data.dtype), y_shape), w, data, *geometry,
+                               (True, False, False))[0]
+        if bias is not None:
+            y += bias._data.reshape(-1, *[1] * len(out_size))
+        return Tensor._wrap(y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        need_x, need_weight, need_bias = ctx.needs_input_grad[:3]
+        geometry, extra = ctx.geometry, ctx.extra
+        grad_x = grad_weight = grad_bias = None
+        if is_grad_enabled():
+            if need_x:
+                grad_x = Conv2d.apply(grad, weight, None, *geometry)
+            if need_weight:
+                extended = _zero_extended_tensor(x, extra)
+                grad_weight = ConvolutionBackward.apply(extended, grad, weight, geometry, (False, True, False))[1]
+        else:
+            if need_x:
+                grad_x = Tensor._wrap(_convolve(grad._data, weight._data, None, *geometry))
+            if need_weight:
+                grad_weight = Tensor._wrap(_convolve_backward(grad._data, weight._data,
+                                                              _zero_extended(x._data, extra), *geometry,
+                                                              (False, True, False))[1])
+        if grad_x is not None and any(extra):  # the positions x was extended by
+            grad_x = grad_x[(slice(None), slice(None), *(slice(0, n) for n in x.shape[2:]))]
+        if need_bias:
+            grad_bias = grad.sum(dim=(0, *range(2, grad.ndim)))
+        return grad_x, grad_weight, grad_bias, None, None
+
+
+def _extra(x_shape: tuple, weight_shape: tuple, geometry: tuple, out_size: tuple) -> tuple:
+    """Per spatial dimension, how many positions more than x has a conv2d of y's size gives back.
+
+    0 unless output_padding >= stride (allowed when dilation is larger): y then reaches past what
+    conv2d's last window covers, and x, extended by that many zeros, matches conv2d's output.
+    """
+    n = len(out_size)
+    stride, padding, dilation = (g[-n:] for g in geometry[:3])
+    return tuple((o + 2 * p - d * (k - 1) - 1) // s + 1 - i for o, i, k, s, p, d in
+                 zip(out_size, x_shape[2:], weight_shape[2:], stride, padding, dilation))
+
+
+def _zero_extended(x: np.ndarray, extra: tuple) -> np.ndarray:
+    return np.pad(x, [(0, 0), (0, 0), *((0, e) for e in extra)]) if any(extra) else x
+
+
+def _zero_extended_tensor(x: Tensor, extra: tuple) -> Tensor:
+    """``_zero_extended`` for a tensor, differentiably (under create_graph)."""
+    for dim, e in enumerate(extra, start=2):
+        if e:
+            zeros = Tensor._wrap(np.zeros((*x.shape[:dim], e, *x.shape[dim + 1:]), x._data.dtype))
+            x = cat([x, zeros], dim)
+    return x
 
 
 # -- max pooling ------------------------------------------------------------------

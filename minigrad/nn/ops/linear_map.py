@@ -1,4 +1,5 @@
-"""Pooling, padding, interpolation and embedding lookups as single nodes named as PyTorch names them.
+"""Pooling, padding, interpolation, embedding lookups and rearrangements (pixel and channel shuffles,
+unfold and fold) as single nodes named as PyTorch names them.
 
 Each of these is linear in its tensor input: ``f(x) = L x`` (plus a constant, for
 padding with a value). ``nn.functional`` writes ``f`` with tensor operations a
@@ -89,3 +90,8 @@ UpsampleNearest = {n: linear_map(f"UpsampleNearest{n}D", records_input=False) fo
 UpsampleLinear1d = linear_map("UpsampleLinear1D", records_input=False)
 UpsampleBilinear2d = linear_map("UpsampleBilinear2D", records_input=False)
 Embedding = linear_map("Embedding", records_input=False)
+PixelShuffle = linear_map("PixelShuffle", records_input=False)
+PixelUnshuffle = linear_map("PixelUnshuffle", records_input=False)
+ChannelShuffle = linear_map("ChannelShuffle", records_input=False)
+Im2Col = linear_map("Im2Col", records_input=False)
+Col2Im = linear_map("Col2Im", records_input=False)
