@@ -86,15 +86,14 @@ class ScatterReduce(Function):
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce, include_self):
         ctx.dim, ctx.reduce, ctx.include_self = dim, reduce, include_self
-        out = _reduced(a._data, _key(index._data, dim, a.ndim), src._data, reduce, include_self)
-        ctx.save_for_backward(a, index, src)
-        ctx.result = Tensor._wrap(out.copy())  # (the output, as PyTorch's formulas use it)
-        return Tensor._wrap(out)
+        out = Tensor._wrap(_reduced(a._data, _key(index._data, dim, a.ndim), src._data, reduce, include_self))
+        ctx.save_for_backward(a, index, src, out)  # (the output too: PyTorch's formulas use it)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        a, index, src = ctx.saved_tensors
-        grad_a, grad_src = _reduce_backward(grad, a, ctx.dim, index, src, ctx.reduce, ctx.include_self, ctx.result)
+        a, index, src, result = ctx.saved_tensors
+        grad_a, grad_src = _reduce_backward(grad, a, ctx.dim, index, src, ctx.reduce, ctx.include_self, result)
         need_a, _, _, need_src, _, _ = ctx.needs_input_grad
         return grad_a if need_a else None, None, None, grad_src if need_src else None, None, None
 
@@ -306,7 +305,7 @@ class IndexReduce(ScatterReduce):
 
 
 def _vector_index(op: str, a: Tensor, dim, index, int32: type | None = None, int32_message: str = "") -> tuple:
-    """dim wrapped and the index vector checked: 1-D (or 0-d) integers in range of dimension ``dim``.
+    """dim wrapped and the index vector checked: 1-D (or 0-d) integers.
 
     PyTorch's index_add and index_reduce take int32 too; the others refuse it with the
     exception ``int32`` (IndexError for index_fill, RuntimeError for index_copy)."""
@@ -319,12 +318,17 @@ def _vector_index(op: str, a: Tensor, dim, index, int32: type | None = None, int
                                       f"{index.dtype}: convert it with .long()")
     if index.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector, got a {index.ndim}-D index")
-    idx = index._data.reshape(-1)
+    return d, index._data.reshape(-1)
+
+
+def _in_range(op: str, a: Tensor, d: int, idx: np.ndarray, error: type, negatives: bool = False) -> np.ndarray:
+    """The index's entries in [0, size) of dimension ``d`` (index_fill also takes [-size, 0), as Python
+    does); PyTorch's exception type differs per op (RuntimeError for index_add, IndexError for the others)."""
     size = a.shape[d] if a.ndim else 1
-    bad = (idx < -size) | (idx >= size) if op == "index_fill" else (idx < 0) | (idx >= size)
+    bad = (idx < (-size if negatives else 0)) | (idx >= size)
     if bad.any():
-        raise IndexError(f"index {idx[bad][0]} is out of bounds for dimension {d} with size {size}")
-    return d, idx % max(size, 1)
+        raise error(f"{op}(): index {idx[bad][0]} is out of bounds for dimension {d} with size {size}")
+    return idx % max(size, 1)
 
 
 def _spread(idx: np.ndarray, dim: int, shape: tuple) -> Tensor:
@@ -370,6 +374,7 @@ def _index_source(op: str, a: Tensor, d: int, idx: np.ndarray, source, mismatch:
 def _index_add(a: Tensor, dim, index, source, alpha, inplace: bool) -> Tensor:
     d, idx = _vector_index("index_add_", a, dim, index)
     source = _index_source("index_add_", a, d, idx, source)
+    idx = _in_range("index_add_", a, d, idx, RuntimeError)
     args = (d, _spread(idx, d, source.shape), source, number(alpha, "alpha"))
     return a._inplace(IndexAddAlong, *args) if inplace else IndexAddAlong.apply(a, *args)
 
@@ -390,6 +395,7 @@ def _index_copy(a: Tensor, dim, index, source, inplace: bool) -> Tensor:
                            f"index_copy_(): Expected a long tensor for index, but got {getattr(index, 'dtype', '')}: "
                            "convert it with .long()")
     source = _index_source("index_copy_", a, d, idx, source, IndexError)
+    idx = _in_range("index_copy_", a, d, idx, IndexError)
     args = (d, _spread(idx, d, source.shape), source)
     return a._inplace(IndexCopy, *args) if inplace else IndexCopy.apply(a, *args)
 
@@ -408,6 +414,7 @@ def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
 def _index_fill(a: Tensor, dim, index, value, inplace: bool) -> Tensor:
     d, idx = _vector_index("index_fill", a, dim, index, IndexError,
                            "index_fill_(): Expected dtype int64 for index: convert it with .long()")
+    idx = _in_range("index_fill_", a, d, idx, IndexError, negatives=True)
     spread = _spread(idx, d, a.shape[:d] + (idx.size,) + a.shape[d + 1:] if a.ndim else ())
     if isinstance(value, Tensor):
         if value.ndim:
@@ -437,6 +444,7 @@ def _index_reduce(a: Tensor, dim, index, source, reduce: str, include_self: bool
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     d, idx = _vector_index(op, a, dim, index)
     source = _index_source(op, a, d, idx, source)
+    idx = _in_range(op, a, d, idx, IndexError)
     args = (d, _spread(idx, d, source.shape), source, reduce, flag(include_self, "include_self"))
     return a._inplace(IndexReduce, *args) if inplace else IndexReduce.apply(a, *args)
 
@@ -649,11 +657,11 @@ def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
     """gather after broadcasting self and ``indices`` over the other dims (NumPy's take_along_axis);
     without ``dim``, over the flattened self."""
     check_tensor("take_along_dim", "indices", 1, indices)
+    if dim is None:  # (gather's index: int32 too)
+        return self.reshape(-1).gather(0, indices.reshape(-1))
     if indices._data.dtype != np.int64:
         raise RuntimeError(f"take_along_dim(): dtype of indices should be int64 but got {indices.dtype}: "
                            "convert it with .long()")
-    if dim is None:
-        return self.reshape(-1).gather(0, indices.reshape(-1))
     d = wrap_dim(dim, self.ndim)
     if self.ndim != indices.ndim:
         raise RuntimeError(f"take_along_dim(): input and indices should have the same number of dimensions, but got "
