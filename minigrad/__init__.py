@@ -39,7 +39,7 @@ from minigrad.ops.registry import TOP_LEVEL as _TOP_LEVEL, WITHOUT_OUT as _WITHO
 from minigrad.functional_ops import (
     broadcast_shapes, broadcast_tensors, cat, maximum, pow, stack, where, write_out as _write_out,
 )
-from minigrad import autograd, data, nn, optim, return_types
+from minigrad import autograd, data, func, nn, optim, return_types
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
 from minigrad.serialization import load, save
 # Writes along indices, splits and shape helpers, assembled tensors, searches and counts.

@@ -11,10 +11,10 @@ as functions), ``modules/`` (the layers that hold parameters and call them),
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
     loss = F.cross_entropy(model(x), y)
 """
-from minigrad.nn import functional, init
+from minigrad.nn import functional, init, utils
 from minigrad.nn.module import Module
 from minigrad.nn.modules import *  # noqa: F403  (the layers; their list is modules.__all__)
 from minigrad.nn.modules import __all__ as _layers
 from minigrad.nn.parameter import Parameter
 
-__all__ = ["Module", "Parameter", "functional", "init", *_layers]
+__all__ = ["Module", "Parameter", "functional", "init", "utils", *_layers]
