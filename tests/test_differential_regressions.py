@@ -530,3 +530,10 @@ def test_cat_post_hook_sees_the_gradient_of_an_input_a_pass_given_inputs_skips()
     input's gradient once one is needed; the engine drops x's after the node's post-hooks, which see it."""
     check([leaf((1,)), ("unary", "abs", 0), ("join", "cat", (1, 0), 0), ("node_hook", 2, "post", None),
            ("backward", 2, 0, None, False, [1])])
+
+
+def test_advanced_index_result_has_pytorch_s_strides():
+    """Seed 7231: v = x[:, [0]] of a (2, 2, 1) x; v[None] = v. PyTorch's index result is laid out by its
+    TensorIterator: row-major here, strides (1, 1, 1), so v[None] and v expanded are the same memory
+    with the same strides, a full overlap. NumPy's result had strides (1, 2, 1): a partial overlap."""
+    check([leaf((2, 2, 1), False), ("index", 0, (slice(None), ("list", (0,)))), ("setitem", 1, (None,), 1, None, True)])

@@ -8,6 +8,7 @@ each case is quoted in its docstring.
 """
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -2452,4 +2453,30 @@ def test_extrema_of_empty_and_0d_tensors(shape, call):
         except (IndexError, RuntimeError) as e:
             return str(e).split(":")[0]
         return [out, out.dtype == lib.int64] if isinstance(out, (minigrad.Tensor, torch.Tensor)) else list(out)
+    same(prog)
+
+
+_INDEX_KEYS = {"[[0]]": lambda x, m: x[[0]], "[:, [0]]": lambda x, m: x[:, [0]], "[[0, 0]]": lambda x, m: x[[0, 0]],
+               "[..., [0]]": lambda x, m: x[..., [0]], "[[0], :1]": lambda x, m: x[[0], :1],
+               "[:1, [0]]": lambda x, m: x[:1, [0]], "[2-d]": lambda x, m: x[x.new_tensor([[0], [0]]).long()],
+               "[[0], :, [0]]": lambda x, m: x[[0], :, [0]], "[None, [0]]": lambda x, m: x[None, [0]], "[mask]": lambda x, m: x[m]}
+
+
+@pytest.mark.parametrize("key", list(_INDEX_KEYS))
+@pytest.mark.parametrize("shape", [(2, 3), (3, 1), (2, 2, 1), (1, 2, 3), (2, 1, 2)])
+def test_advanced_index_results_have_pytorch_s_strides(shape, key):
+    """Seed 7231 of the differential long run: v[None] = v on v = x[:, [0]] raised in minigrad. PyTorch's
+    TensorIterator lays out an index result by its operands' strides, size-1 dimensions included, and
+    its overlap check compares those; NumPy's result had other strides, also where PyTorch's is row-major."""
+    def prog(lib):
+        results = []
+        for perm in itertools.permutations(range(len(shape))):
+            x = lib.arange(float(np.prod(shape))).reshape(shape).permute(*perm)
+            try:
+                v = _INDEX_KEYS[key](x, x.remainder(2) == 0)
+            except IndexError:
+                results.append("IndexError")
+                continue
+            results.append((tuple(v.shape), tuple(v.stride()), _outcome(lambda: v.__setitem__(None, v))))
+        return results
     same(prog)

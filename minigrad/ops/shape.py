@@ -21,7 +21,7 @@ from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 from minigrad.device import device as _device_type, resolve as _resolve_device
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, number, sum_to, type_name, wrap_dim
 from minigrad.ops.elementwise import Where
-from minigrad.ops.layout import copy_keeping_layout, is_dense, repeats_memory, strided_view
+from minigrad.ops.layout import copy_keeping_layout, repeats_memory, strided_view
 from minigrad.tensor import Tensor, _ViewMeta, _argument, _sizes, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
@@ -492,12 +492,131 @@ class Index(Function):
     def forward(ctx, a, key):
         ctx.input_shape = a.shape
         _save_key(ctx, key)
-        out = a._data[key]  # row-major, as PyTorch's, unless the input is dense but not row-major
-        return Tensor._wrap(out if not a._data.flags.c_contiguous and is_dense(a._data) else np.asarray(out, order="C"))
+        return Tensor._wrap(_index_layout(a._data, key, a._data[key]))
 
     @staticmethod
     def backward(ctx, grad):
         return IndexAdd.apply(grad, _saved_key(ctx), ctx.input_shape), None
+
+
+def _index_layout(src: np.ndarray, key: tuple, out: np.ndarray) -> np.ndarray:
+    """``out`` (NumPy's ``src[key]``) laid out in memory as PyTorch lays out its index result.
+
+    PyTorch's TensorIterator allocates it from its operands: ``src`` with the indexed dimensions
+    replaced by the index's (stride 0) and each index tensor (a mask's ``nonzero()`` columns) with
+    1s for the other dimensions. Row-major if they all are, their layout if they all share one,
+    else the order their strides sort the dimensions into (ties: the smaller size first), the
+    strides of size-1 dimensions included. PyTorch's overlap check compares those (``v[None] = v``).
+    """
+    arrays = [d for d, k in enumerate(key) if isinstance(k, np.ndarray)]
+    if (arrays[-1] - arrays[0] + 1 == len(arrays) and all(key[d].ndim == 1 or key[d].dtype == np.bool_ for d in arrays)
+            and src.strides == tuple(st * src.itemsize for st in _contiguous_strides(src.shape))):
+        return _restrided(out, _contiguous_strides(out.shape))  # the common case: lists or masks side by side
+    indices = []  # per dimension of src: its index array, or None where the key keeps it whole
+    for k in key:
+        if not isinstance(k, np.ndarray):
+            indices.append(None)
+        elif k.dtype != np.bool_:
+            indices.append(k)
+        elif k.ndim == 0:  # (PyTorch indexes a new dimension: rare; NumPy's layout is kept)
+            return out
+        else:
+            indices.extend(np.ascontiguousarray(column) for column in np.nonzero(k))
+    indices += [None] * (src.ndim - len(indices))
+    at = [d for d, i in enumerate(indices) if i is not None]
+    shape = np.broadcast_shapes(*[i.shape for i in indices if i is not None])
+    indices = [i if i is None or i.shape == shape else strided_view(i, shape, _expand_strides(i, shape))
+               for i in indices]
+    sizes, strides = list(src.shape), [st // src.itemsize for st in src.strides]
+    if at[-1] - at[0] + 1 != len(at):  # not side by side: the indexed dimensions go first
+        order = at + [d for d, i in enumerate(indices) if i is None]
+        sizes, strides, indices = [sizes[d] for d in order], [strides[d] for d in order], [indices[d] for d in order]
+        at = list(range(len(at)))
+    before, after = at[0], len(indices) - 1 - at[-1]
+    full = out.shape
+    operands = [(full, tuple(strides[:before]) + (0,) * len(shape) + tuple(strides[len(strides) - after:]))]
+    padded = (1,) * before + shape + (1,) * after
+    operands += [(padded, tuple(st // i.itemsize for st in _view_strides(i, padded))) for i in indices if i is not None]
+    if all(size == full for size, _ in operands):
+        if all(_row_major(full, st) for _, st in operands):
+            return _restrided(out, _contiguous_strides(full))
+        if len({st for _, st in operands}) == 1 and _dense(full, operands[0][1]):
+            return _restrided(out, operands[0][1])
+    # a size-1 dimension of an operand broadcast to more counts as stride 0, which orders nothing
+    operands = [tuple(0 if n == 1 and full[d] != 1 else st[d] for d, n in enumerate(size)) for size, st in operands]
+    perm = list(range(len(full) - 1, -1, -1))  # fastest first: an insertion sort, as TensorIterator's
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            swap = _goes_after(operands, full, perm[d0], perm[d1])
+            if swap:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif swap is False:
+                break
+    return _restrided(out, _new_strides(full, perm, row_major=perm == sorted(perm, reverse=True)))
+
+
+def _goes_after(operands: list, sizes: tuple, d0: int, d1: int) -> bool | None:
+    """Whether dimension d0 goes after d1 in memory, by the first operand that tells (a stride of
+    0 tells nothing; equal strides put the larger size after); None if none does."""
+    for strides in operands:
+        if strides[d0] and strides[d1]:
+            if strides[d0] != strides[d1]:
+                return strides[d0] > strides[d1]
+            if sizes[d0] > sizes[d1]:
+                return True
+    return None
+
+
+def _row_major(shape: tuple, strides: tuple) -> bool:
+    """PyTorch's is_contiguous(): sizes of 1 do not count, nor does anything without elements."""
+    step = 1
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n == 0:
+            return True
+        if n != 1:
+            if st != step:
+                return False
+            step *= n
+    return True
+
+
+def _dense(shape: tuple, strides: tuple) -> bool:
+    """No gaps and no repeats in memory: some order of the dimensions of more than 1 is row-major."""
+    step = 1
+    for st, n in sorted((st, n) for n, st in zip(shape, strides) if n > 1):
+        if st != step:
+            return False
+        step *= n
+    return True
+
+
+def _contiguous_strides(shape: tuple) -> tuple:
+    """PyTorch's strides, in elements, of a new row-major tensor."""
+    return _new_strides(shape, range(len(shape) - 1, -1, -1), row_major=True)
+
+
+def _new_strides(shape: tuple, fastest_first, row_major: bool) -> tuple:
+    """The strides of a new tensor whose dimensions lie in memory in this order: a size 0 counts
+    as 1 in a row-major one (PyTorch's empty()), as 0 in the others (TensorIterator's)."""
+    strides, step = [0] * len(shape), 1
+    for d in fastest_first:
+        strides[d], step = step, step * (max(shape[d], 1) if row_major else shape[d])
+    return tuple(strides)
+
+
+def _restrided(out: np.ndarray, strides: tuple) -> np.ndarray:
+    """``out``'s values in memory with these strides (in elements): ``out`` itself if it has them, its
+    memory seen with them if it is row-major in both (they differ only where a size is 1)."""
+    strides = tuple(st * out.itemsize for st in strides)
+    if out.strides == strides:
+        return out
+    if out.flags.c_contiguous and _row_major(out.shape, [st // out.itemsize for st in strides]):
+        return strided_view(out, out.shape, strides)
+    laid = strided_view(np.empty(max(out.size, 1), out.dtype), out.shape, strides)
+    laid[...] = out
+    return laid
 
 
 def _save_key(ctx, key: tuple) -> None:
