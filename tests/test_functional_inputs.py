@@ -40,6 +40,7 @@ def _named(lib) -> dict:
         "mask": lib.tensor([[True, False, True], [False, True, False]]), "shape": (2, 3), "other_shape": (3,),
         "sequence": t(1, 2, 5), "kernel1d": t(3, 2, 2), "pair": t(2),
         "tokens": t(3, 1, 4), "in_proj": t(12, 4), "in_bias": t(12), "out_proj": t(4, 4), "bilinear_weight": t(4, 3, 3),
+        "label_lists": lib.tensor([[0, 2, -1], [1, -1, 0]]),
     }
 
 
@@ -74,6 +75,17 @@ CALLS = {
     "adaptive_avg_pool1d": ("sequence", 2), "adaptive_max_pool1d": ("sequence", 2), "adaptive_max_pool2d": ("image", 2),
     "group_norm": ("image", 2, "pair", "pair"), "instance_norm": ("image", "pair", "pair", "pair", "pair"),
     "interpolate": ("image", 3),
+    "margin_ranking_loss": ("row", "row", "row"), "hinge_embedding_loss": ("x", "y"),
+    "cosine_embedding_loss": ("x", "y", "pair"), "soft_margin_loss": ("x", "y"),
+    "multilabel_soft_margin_loss": ("x", "y", "row"), "multi_margin_loss": ("x", "labels", {"weight": "row"}),
+    "multilabel_margin_loss": ("x", "label_lists"), "triplet_margin_loss": ("x", "y", "x"),
+    "triplet_margin_with_distance_loss": ("x", "y", "x"), "poisson_nll_loss": ("x", "y"), "pdist": ("x",),
+    "rrelu": ("x",), "rrelu_": ("x",), "alpha_dropout": ("x",), "feature_alpha_dropout": ("x",),
+    "gumbel_softmax": ("x",), "local_response_norm": ("image", 2), "lp_pool1d": ("sequence", 2.0, 2),
+    "lp_pool2d": ("image", 2.0, 2), "max_pool1d_with_indices": ("sequence", 2), "max_pool2d_with_indices": ("image", 2),
+    "adaptive_max_pool1d_with_indices": ("sequence", 2), "adaptive_max_pool2d_with_indices": ("image", 2),
+    "upsample": ("image", 3), "upsample_nearest": ("image", 3), "upsample_bilinear": ("image", 3),
+    "embedding_bag": ("labels", "table", "labels"),
     "scaled_dot_product_attention": ("x", "y", "y"), "rms_norm": ("x", (3,), "row"),
     "bilinear": ("x", "y", "bilinear_weight", "bias"),
     "multi_head_attention_forward": ("tokens", "tokens", "tokens", 4, 2, "in_proj", "in_bias", None, None, False, 0.0,

@@ -15,7 +15,7 @@ kernel), ``softplus`` (overflow-free), and ``nll_loss``, ``mse_loss``,
 as in PyTorch.
 
 What minigrad leaves out, compared with ``torch.nn.functional``: ``scale_grad_by_freq``
-and ``sparse`` in embedding; interpolate's modes other than nearest, linear and
+and ``sparse`` in embedding and embedding_bag; interpolate's modes other than nearest, linear and
 bilinear. The ``inplace=True`` forms of the
 activations composed of tensor operations (hardtanh, selu, celu, mish, ...) write
 their result back into the input: the same values and gradients as PyTorch's, under
@@ -30,6 +30,7 @@ from __future__ import annotations
 import inspect
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -2370,6 +2371,576 @@ def _no_grad_for(fn: str, **tensors: Tensor | None) -> None:
                 f"The function '{fn}' is not differentiable with respect to argument '{name}'. "
                 "This input cannot have requires_grad True."
             )
+
+
+# -- margin, ranking and counting losses ----------------------------------------
+# PyTorch's native kernels for these, written as compositions of tensor operations: autograd
+# differentiates them to any order. Each kink follows PyTorch's backward: a clamp at 0 passes the
+# gradient where its argument is exactly 0, the multi-class margins (``z > 0`` in PyTorch's loops) do not.
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, -target * (input1 - input2) + margin): target 1 asks input1 to rank above input2 by
+    ``margin``, target -1 below it."""
+    if type(input1) not in _TENSORS or type(input2) not in _TENSORS or type(target) not in _TENSORS:
+        _check_tensors("margin_ranking_loss", input1=input1, input2=input2, target=target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(f"margin_ranking_loss: input1, input2 and target must have the same number of "
+                           f"dimensions, but got sizes: input1: {list(input1.shape)}, input2: "
+                           f"{list(input2.shape)}, target: {list(target.shape)}")
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``input`` (a distance) where target is 1, max(0, margin - input) where it is -1: similar pairs
+    pulled together, dissimilar ones pushed at least ``margin`` apart (both terms for any other target)."""
+    if type(input) not in _TENSORS or type(target) not in _TENSORS:
+        _check_tensors("hinge_embedding_loss", input=input, target=target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    t = target._data
+    pushed = where(Tensor._wrap(t != 1), (margin - input).clamp(min=0), 0.0)
+    pulled = where(Tensor._wrap(t != -1), input, 0.0)
+    return _reduce(pushed + pulled, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Tensor:
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1, row by row.
+
+    The squared norms get 1e-12 added before the square root, as in PyTorch, so a zero row's
+    cosine is 0 instead of NaN.
+    """
+    if type(input1) not in _TENSORS or type(input2) not in _TENSORS or type(target) not in _TENSORS:
+        _check_tensors("cosine_embedding_loss", input1=input1, input2=input2, target=target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    dim = target.ndim
+    if dim > 1:
+        raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported: got target of shape "
+                           f"{list(target.shape)}")
+    if input1.ndim != dim + 1 or input2.ndim != dim + 1:
+        raise RuntimeError(f"{dim}D target tensor expects {dim + 1}D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    products = (input1 * input2).sum(dim)
+    squares1 = (input1 * input1).sum(dim) + 1e-12
+    squares2 = (input2 * input2).sum(dim) + 1e-12
+    cos = products / (squares1 * squares2).sqrt()
+    t = target._data
+    similar = where(Tensor._wrap(t == 1), 1 - cos, 0.0)
+    dissimilar = where(Tensor._wrap(t == -1), (cos - margin).clamp(min=0), 0.0)
+    return _reduce(similar + dissimilar, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                     reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-target * input)): a smooth two-class hinge for targets of 1 and -1.
+
+    Computed as softplus, without PyTorch's overflow to inf when -target * input passes ~88 (float32).
+    """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS:
+        _check_tensors("soft_margin_loss", input=input, target=target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _no_grad_for("soft_margin_loss", target=target)
+    return _reduce(Softplus.apply(-input * target, 1.0, float("inf")), reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of ``sigmoid(input)`` against 0/1 ``target`` for each class, averaged over
+    the classes (the last dimension): one loss per sample, for a sample in several classes at once."""
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE:
+        # PyTorch's function is Python arithmetic: a number target or weight (or an ndarray weight) works there too
+        _check_tensors("multilabel_soft_margin_loss", input=input,
+                       **({} if isinstance(target, (int, float)) else {"target": target}),
+                       **({} if isinstance(weight, (int, float, np.ndarray)) else {"weight": weight}))
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    elif reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    losses = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        losses = losses * weight
+    class_dim = input.ndim - 1
+    return _reduce(losses.sum(class_dim) / input.shape[class_dim], reduction)
+
+
+def _margin_rows(fn: str, input: Tensor) -> tuple[int, int]:
+    """(samples, classes) of the multi-class margin losses' input: (C,), (N, C), or a single score."""
+    if not (input.ndim == 2 and input.shape[1] or input.ndim == 1 and input.shape[0] or input.ndim == 0):
+        raise RuntimeError(f"{fn}: expected a non-empty vector (C,) or matrix (N, C) of class scores, with "
+                           f"optional 0-dim batch size, but got: {list(input.shape)}")
+    _check_float(input, fn)
+    if input.ndim <= 1:
+        return 1, input.shape[0] if input.ndim else 1
+    return input.shape[0], input.shape[1]
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average: bool | None = None, reduce: bool | None = None,
+                      reduction: str = "mean") -> Tensor:
+    """The multi-class hinge: for each sample with target class y, the sum over the other classes j of
+    max(0, margin - x[y] + x[j]) ** p, times ``weight[y]``, divided by the number of classes."""
+    if type(input) not in _TENSORS or type(target) not in _TENSORS or type(weight) not in _TENSORS_OR_NONE:
+        _check_tensors("multi_margin_loss", input=input, target=target, weight=weight)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    samples, classes = _margin_rows("multi_margin_loss", input)
+    if target.ndim > 1 or target.numel() != samples:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{samples}], but got {list(target.shape)}. "
+                           f"Input has shape {list(input.shape)}.")
+    _check_target_dtype(target)
+    if weight is not None:
+        _no_grad_for("multi_margin_loss", weight=weight)
+        if weight.numel() != classes:
+            raise RuntimeError(f"inconsistent weight size, expected {classes} but got {list(weight.shape)}")
+        if weight._data.dtype != input._data.dtype:
+            raise RuntimeError(f"multi_margin_loss: weight is {weight.dtype} but input is {input.dtype}; convert "
+                               "the weight with .to(input.dtype)")
+    t = target._data.reshape(samples, 1)
+    if ((t < 0) | (t >= classes)).any():
+        raise RuntimeError(f"multi_margin_loss: target out of range: class indices must be in [0, {classes})")
+    rows = input.reshape(samples, classes)
+    margins = (margin - rows.gather(1, Tensor._wrap(t))) + rows
+    counted = (np.arange(classes) != t) & (margins._data > 0)
+    hinge = where(Tensor._wrap(counted), margins, 0.0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * Tensor._wrap(weight._data[t])
+    losses = hinge.sum(1) / classes
+    return _reduce(losses if target.ndim else losses.reshape(()), reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """The multi-label hinge: for each sample, the sum over its target classes j and its other classes k
+    of max(0, 1 - (x[j] - x[k])), divided by the number of classes.
+
+    ``target`` has the input's shape and lists each sample's classes first, ended by -1 (or by the row's
+    end): ``[3, 0, -1, 1]`` means classes 3 and 0.
+    """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS:
+        _check_tensors("multilabel_margin_loss", input=input, target=target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    samples, classes = _margin_rows("multilabel_margin_loss", input)
+    if (target.ndim > 1 or target.numel() != classes) if input.ndim <= 1 else target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}: the target lists class indices, one row per sample, "
+                           "padded with -1")
+    _check_target_dtype(target)
+    t = target._data.reshape(samples, classes)
+    listed = np.cumprod(t != -1, axis=1).astype(bool)  # the entries before each row's first -1
+    if ((t[listed] < 0) | (t[listed] >= classes)).any():
+        raise RuntimeError(f"multilabel_margin_loss: target out of range: class indices must be in [0, {classes}), "
+                           "followed by -1")
+    positive = np.zeros((samples, classes), dtype=bool)
+    positive[np.nonzero(listed)[0], t[listed]] = True
+    rows = input.reshape(samples, classes)
+    chosen = rows.gather(1, Tensor._wrap(np.where(listed, t, 0)))
+    margins = (1 - chosen.unsqueeze(2)) + rows.unsqueeze(1)  # (sample, listed j, class k)
+    counted = listed[:, :, None] & ~positive[:, None, :] & (margins._data > 0)
+    losses = where(Tensor._wrap(counted), margins, 0.0).sum((1, 2)) / classes
+    return _reduce(losses if input.ndim == 2 else losses.reshape(()), reduction)
+
+
+def _check_triplet_dims(anchor: Tensor, positive: Tensor, negative: Tensor) -> None:
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
+                        reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the ``pairwise_distance`` (p, eps).
+
+    ``swap`` uses d(positive, negative) instead where it is smaller (the harder negative).
+    """
+    if type(anchor) not in _TENSORS or type(positive) not in _TENSORS or type(negative) not in _TENSORS:
+        _check_tensors("triplet_margin_loss", anchor=anchor, positive=positive, negative=negative)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    near = pairwise_distance(anchor, positive, p, eps)
+    far = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        far = far.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + near - far).clamp(min=0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+                                      margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """``triplet_margin_loss`` with any distance: ``distance_function(a, b)`` gives one distance per
+    sample (default ``pairwise_distance``), e.g. ``lambda a, b: 1 - F.cosine_similarity(a, b)``."""
+    if type(anchor) not in _TENSORS or type(positive) not in _TENSORS or type(negative) not in _TENSORS:
+        _check_tensors("triplet_margin_with_distance_loss", anchor=anchor, positive=positive, negative=negative)
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    distance = pairwise_distance if distance_function is None else distance_function
+    near, far = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        far = far.minimum(distance(positive, negative))
+    return _reduce((margin + near - far).clamp(min=0), reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
+                     reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of counts ``target`` under Poisson distributions of rate ``input``.
+
+    exp(input) - target * input when ``log_input`` (the input is the log of the rate), else
+    input - target * log(input + eps). ``full`` adds Stirling's approximation of log(target!) for
+    targets above 1, the term that does not depend on the input.
+    """
+    if type(input) not in _TENSORS or type(target) not in _TENSORS:
+        _check_tensors("poisson_nll_loss", input=input, target=target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if log_input:
+        losses = input.exp() - target * input
+    else:
+        losses = input - target * (input + eps).log()
+    if full:
+        with np.errstate(divide="ignore", invalid="ignore"):  # (targets of 0 and 1, masked out)
+            stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        losses = losses + stirling.masked_fill(Tensor._wrap(target._data <= 1), 0)
+    return _reduce(losses, reduction)
+
+
+# -- distances, random activations and dropouts, normalization, pools --------------
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distance between every pair of rows i < j of (N, M) ``input``: N * (N - 1) / 2 of them,
+    in the order of the upper triangle of the distance matrix, row by row."""
+    if type(input) not in _TENSORS:
+        _check_tensors("pdist", input=input)
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"pdist only supports floating-point dtypes, got {input.dtype}: call .float() first")
+    if p < 0:
+        raise RuntimeError(f"pdist only supports non-negative p values, got p={p}")
+    first, second = np.triu_indices(input.shape[0], 1)
+    return (input[Tensor._wrap(first)] - input[Tensor._wrap(second)]).norm(p, 1)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: x where x > 0, else a * x, a drawn uniformly from [lower, upper] for each
+    element while training (a regulariser), fixed at (lower + upper) / 2 in evaluation (``leaky_relu``)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("rrelu", input=input)
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound, but got lower={lower}, "
+                           f"upper={upper}")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    _check_float(input, "rrelu")
+    d = input._data
+    with np.errstate(invalid="ignore"):
+        slopes = np.where(d <= 0, generator().uniform(lower, upper, d.shape), 1).astype(d.dtype)
+    return input.mul_(Tensor._wrap(slopes)) if inplace else input * Tensor._wrap(slopes)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    if type(input) not in _TENSORS:
+        _check_tensors("rrelu_", input=input)
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+# SELU's alpha * scale: a dropped unit is set to -1.758..., where SELU saturates, before the affine correction
+_ALPHA_DROPOUT_ALPHA = 1.7580993408473766
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool) -> Tensor:
+    """Dropout for SELU networks: a dropped unit is set to SELU's saturation value instead of 0, then
+    everything is scaled by a and shifted by b so that zero mean and unit variance stay so.
+
+    a = 1 / sqrt((alpha^2 p + 1)(1 - p)), b = alpha a p; ``feature`` drops whole channels (dimension 1).
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input: (N, C, ...)")
+    dtype = input._data.dtype
+    if p == 1:
+        zero = Tensor._wrap(np.zeros((), dtype))
+        return input.mul_(zero) if inplace else input * zero
+    shape = input.shape[:2] + (1,) * (input.ndim - 2) if feature else input.shape
+    keep = (generator().random(shape) >= p).astype(dtype)
+    alpha = _ALPHA_DROPOUT_ALPHA
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    scale = Tensor._wrap((keep * a).astype(dtype))
+    shift = Tensor._wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(dtype))
+    return input.mul_(scale).add_(shift) if inplace else input * scale + shift
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's self-normalisation (see ``_alpha_dropout``); the identity unless ``training``."""
+    if type(input) not in _TENSORS:
+        _check_tensors("alpha_dropout", input=input)
+    return _alpha_dropout(input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """``alpha_dropout`` of whole channels: one draw per (sample, channel) of (N, C, ...) input."""
+    if type(input) not in _TENSORS:
+        _check_tensors("feature_alpha_dropout", input=input)
+    return _alpha_dropout(input, p, training, inplace, feature=True)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A differentiable sample of the categorical distribution of unnormalised log-probabilities ``logits``.
+
+    softmax((logits + g) / tau) along ``dim``, g drawn from the Gumbel(0, 1) distribution; a smaller
+    ``tau`` is closer to one-hot. ``hard=True`` returns the one-hot argmax in value with the soft
+    sample's gradient (the straight-through estimator). ``eps`` is unused, as in PyTorch.
+    """
+    if type(logits) not in _TENSORS:
+        _check_tensors("gumbel_softmax", logits=logits)
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    if logits._data.dtype.kind != "f":
+        raise RuntimeError(f"gumbel_softmax: logits must be floating point, but got {logits.dtype}; call .float()")
+    dtype = logits._data.dtype
+    gumbels = Tensor._wrap((-np.log(generator().exponential(size=logits.shape))).astype(dtype))
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    values = soft._data.reshape(soft.shape or (1,))
+    axis = dim % values.ndim
+    one_hot = np.zeros_like(values)
+    np.put_along_axis(one_hot, np.expand_dims(values.argmax(axis), axis), 1, axis=axis)
+    return Tensor._wrap(one_hot.reshape(soft.shape)) - soft.detach() + soft
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels) ** beta (AlexNet's normalization).
+
+    The window is centred on each channel (size // 2 before, (size - 1) // 2 after) and padded with
+    zeros, which count in the mean, as in PyTorch.
+    """
+    if type(input) not in _TENSORS:
+        _check_tensors("local_response_norm", input=input)
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions): "
+                         "local_response_norm normalises (N, C, ...) across channels")
+    if input.numel() == 0:
+        return input
+    if size <= 0:
+        raise RuntimeError(f"local_response_norm: size must be greater than zero, but got {size}")
+    channels = input.shape[1]
+    squares = pad(input * input, (0, 0) * (input.ndim - 2) + (size // 2, (size - 1) // 2))
+    window = squares.narrow(1, 0, channels)
+    for offset in range(1, size):
+        window = window + squares.narrow(1, offset, channels)
+    return input / ((window / size) * alpha + k) ** beta
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
+    """The p-norm (sum of x^p) ** (1/p) of each window of (N, C, L) or (C, L) ``input``, p = ``norm_type``:
+    p = 1 is sum pooling, p = inf max pooling of |x|. An average pool of x^p, times the window size."""
+    if type(input) not in _TENSORS:
+        _check_tensors("lp_pool1d", input=input)
+    if type(kernel_size) is not int:
+        raise TypeError(f"lp_pool1d: kernel_size must be an int, but got {kernel_size!r}")
+    if norm_type in (math.inf, -math.inf):
+        return _lp_pool_limit(max_pool1d, input, norm_type, kernel_size, stride, ceil_mode)
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """``lp_pool1d`` over (N, C, H, W) or (C, H, W) ``input``, in kernel_size windows (an int or a pair)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("lp_pool2d", input=input)
+    kernel = _ntuple("lp_pool2d", "kernel_size", kernel_size, 2, _POOL2D_LENGTH)
+    if norm_type in (math.inf, -math.inf):
+        return _lp_pool_limit(max_pool2d, input, norm_type, kernel_size, stride, ceil_mode)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel[0] * kernel[1]).pow(1.0 / norm_type)
+
+
+def _lp_pool_limit(max_pool, input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool) -> Tensor:
+    """The p-norm's limits: the largest |x| of each window for p = inf, the smallest for p = -inf."""
+    if norm_type > 0:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool1d`` returning (values, indices) whatever ``return_indices`` says (PyTorch's name for it)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("max_pool1d_with_indices", input=input)
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool2d`` returning (values, indices) whatever ``return_indices`` says (PyTorch's name for it)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("max_pool2d_with_indices", input=input)
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d`` returning (values, indices) whatever ``return_indices`` says."""
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_max_pool1d_with_indices", input=input)
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d`` returning (values, indices) whatever ``return_indices`` says."""
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_max_pool2d_with_indices", input=input)
+    return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated: ``interpolate``, under its old name (with PyTorch's warning)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("upsample", input=input)
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: ``interpolate(..., mode="nearest")`` (with PyTorch's warning)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("upsample_nearest", input=input)
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: ``interpolate(..., mode="bilinear", align_corners=True)`` (with PyTorch's warning)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("upsample_bilinear", input=input)
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """The sum, mean or max of the rows of ``weight`` looked up by each bag of indices: (bags, embedding_dim).
+
+    A 2-D ``input`` (B, N) is B bags of N indices; a 1-D one is the bags one after another, bag b
+    starting at ``offsets[b]``; with ``include_last_offset`` the last offset ends the last bag (PyTorch
+    documents it as the input's length; short of it, its sum, mean and max disagree on where the bag ends).
+    Indices equal to ``padding_idx`` are left out (of the mean's count too); an empty bag gives zeros.
+    ``per_sample_weights`` (mode "sum" only) scales each looked-up row. Computed as one lookup of a
+    (bags, longest bag, dim) block, masked, then reduced: ``embedding`` and a sum without the
+    intermediate (N, dim) copy per bag that PyTorch's kernel avoids too.
+    """
+    if (type(input) not in _TENSORS or type(weight) not in _TENSORS or type(offsets) not in _TENSORS_OR_NONE
+            or type(per_sample_weights) not in _TENSORS_OR_NONE):
+        _check_tensors("embedding_bag", input=input, weight=weight, offsets=offsets,
+                       per_sample_weights=per_sample_weights)
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.ndim == 2 and offsets is not None:
+        raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                         f"length sequences. However, found offsets of type {type(offsets)}")
+    if input.ndim == 1 and (offsets is None or offsets.ndim != 1):
+        raise ValueError("offsets has to be a 1D Tensor" + (" but got None" if offsets is None else ""))
+    if input.ndim not in (1, 2):
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    _check_embedding_options(scale_grad_by_freq, sparse)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'): scale the weights' rows yourself, or use mode='sum'")
+    for name, t in (("input", input), ("offsets", offsets)):
+        if t is not None and t.dtype not in (int64, int32):
+            raise RuntimeError(f"embedding_bag: {name} must hold indices, int64 or int32, but got {t.dtype}")
+    rows = weight.shape[0]
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows} through {rows - 1}, "
+                               f"but got {padding_idx}")
+        padding_idx %= rows
+    idx = input._data.reshape(-1)
+    bad = idx[(idx < 0) | (idx >= rows)]
+    if bad.size:
+        raise RuntimeError(f"embedding_bag: index {bad[0]} is out of range [0, {rows}) of the weight's rows")
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
+    if per_sample_weights is not None and per_sample_weights._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"embedding_bag: per_sample_weights is {per_sample_weights.dtype} but weight is "
+                           f"{weight.dtype}; they must have the same dtype")
+    starts, ends = _bag_bounds(input, offsets, include_last_offset)
+    lengths = ends - starts
+    longest = int(lengths.max()) if lengths.size else 0
+    positions = starts[:, None] + np.arange(longest)
+    inside = np.arange(longest) < lengths[:, None]
+    positions = np.where(inside, positions, 0)
+    looked_up = np.where(inside, idx[positions] if idx.size else 0, 0)
+    counted = inside if padding_idx is None else inside & (looked_up != padding_idx)
+    block = weight[Tensor._wrap(looked_up)]  # (bags, longest, dim)
+    if per_sample_weights is not None:
+        block = block * per_sample_weights.reshape(-1)[Tensor._wrap(positions)].unsqueeze(-1)
+    mask = Tensor._wrap(counted[..., None])
+    if mode == "max" and longest:
+        largest = where(mask, block, -math.inf).max(1).values
+        return where(Tensor._wrap(counted.any(1, keepdims=True)), largest, 0.0)
+    total = where(mask, block, 0.0).sum(1)
+    if mode != "mean":
+        return total
+    counts = np.maximum(counted.sum(1, keepdims=True), 1).astype(weight._data.dtype)
+    return total / Tensor._wrap(counts)
+
+
+def _bag_bounds(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -> tuple:
+    """Where each bag of ``embedding_bag`` starts and ends in the flattened input, with PyTorch's checks."""
+    n = input.numel()
+    if input.ndim == 2:
+        if input.shape[1] == 0:
+            raise RuntimeError("embedding_bag: a 2-D input (B, N) holds B bags of N indices; N must not be 0")
+        starts = np.arange(0, n, input.shape[1])
+        return starts, starts + input.shape[1]
+    o = offsets._data.astype(np.int64)
+    if include_last_offset and not o.size:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
+    if o.size and o[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {o[0]}")
+    if o.size and o[-1] > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {o[-1]}")
+    if (np.diff(o) < 0).any():
+        raise RuntimeError(f"embedding_bag: offsets must be non-decreasing (each bag starts where the one before "
+                           f"it ends or later), but got {o.tolist()}")
+    if include_last_offset:
+        return o[:-1], o[1:]
+    return o, np.append(o[1:], n)
 
 
 # -- arguments that are not tensors ---------------------------------------------

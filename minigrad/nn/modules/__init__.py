@@ -1,8 +1,8 @@
 """The layers, one file per kind, as in ``torch/nn/modules``."""
 from minigrad.nn.modules.activation import (
     CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,
-    Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softshrink, Softsign, Tanh, Tanhshrink,
-    Threshold,
+    Mish, PReLU, ReLU, ReLU6, RReLU, Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanh,
+    Tanhshrink, Threshold,
 )
 from minigrad.nn.modules.attention import MultiheadAttention
 from minigrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
@@ -10,27 +10,28 @@ from minigrad.nn.modules.container import ModuleDict, ModuleList, ParameterDict,
 from minigrad.nn.modules.channelshuffle import ChannelShuffle
 from minigrad.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from minigrad.nn.modules.distance import CosineSimilarity, PairwiseDistance
-from minigrad.nn.modules.dropout import Dropout, Dropout1d, Dropout2d
+from minigrad.nn.modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, FeatureAlphaDropout
 from minigrad.nn.modules.flatten import Flatten, Unflatten
 from minigrad.nn.modules.fold import Fold, Unfold
 from minigrad.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
 from minigrad.nn.modules.linear import Bilinear, Identity, Linear
 from minigrad.nn.modules.loss import (
-    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
-    SmoothL1Loss,
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss,
+    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+    NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
 )
-from minigrad.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from minigrad.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from minigrad.nn.modules.padding import (
     CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
     ReplicationPad2d, ZeroPad1d, ZeroPad2d,
 )
 from minigrad.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from minigrad.nn.modules.pooling import (
-    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-    MaxPool2d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, LPPool1d,
+    LPPool2d, MaxPool1d, MaxPool2d,
 )
 from minigrad.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from minigrad.nn.modules.sparse import Embedding
+from minigrad.nn.modules.sparse import Embedding, EmbeddingBag
 from minigrad.nn.modules.transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
@@ -53,4 +54,8 @@ __all__ = [
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "Bilinear", "RMSNorm", "MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
     "TransformerEncoder", "TransformerDecoder", "Transformer",
+    "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "PoissonNLLLoss",
+    "AlphaDropout", "FeatureAlphaDropout", "RReLU", "Softmax2d", "LocalResponseNorm", "LPPool1d", "LPPool2d",
+    "EmbeddingBag",
 ]

@@ -6,6 +6,8 @@ LeakyReLU and ELU (each with a Function of its own), and the activations
 composed of tensor operations (Hardtanh, ReLU6, SELU, CELU, Mish, Hardsigmoid,
 Hardswish, Threshold) by writing their result back into the input.
 ``PReLU`` is the one activation with a parameter: its learnt negative slope.
+``RReLU`` is the one that is random: its negative slope is drawn anew in each
+training step.
 """
 from __future__ import annotations
 
@@ -357,3 +359,27 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU (``F.rrelu``): a negative input's slope is drawn from [lower, upper] while
+    training, and is (lower + upper) / 2 after ``eval()``."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dimension -3) of (N, C, H, W) or (C, H, W) input, at each position."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)

@@ -1,5 +1,6 @@
 """``Dropout``: randomly silence units while training, so none can be relied on alone;
-``Dropout1d`` and ``Dropout2d`` silence whole channels."""
+``Dropout1d`` and ``Dropout2d`` silence whole channels. ``AlphaDropout`` and ``FeatureAlphaDropout``
+do it without disturbing a SELU network's self-normalisation."""
 from __future__ import annotations
 
 from minigrad.nn import functional as F
@@ -48,3 +49,18 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout for SELU networks (``F.alpha_dropout``): keeps zero mean and unit variance; the identity after
+    ``eval()``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """``AlphaDropout`` of whole channels of (N, C, ...) input (``F.feature_alpha_dropout``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

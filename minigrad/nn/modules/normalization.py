@@ -1,4 +1,7 @@
-"""``LayerNorm``, ``GroupNorm`` and ``RMSNorm``: normalise each sample on its own, then scale (and shift)."""
+"""``LayerNorm``, ``GroupNorm`` and ``RMSNorm``: normalise each sample on its own, then scale (and shift).
+
+``LocalResponseNorm`` (AlexNet's) divides each channel by the energy of its neighbouring channels.
+"""
 from __future__ import annotations
 
 from minigrad.creation import ones, zeros
@@ -108,3 +111,18 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """``F.local_response_norm``: each channel divided by (k + alpha * mean of the squares of ``size``
+    neighbouring channels) ** beta. No parameters."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,7 +1,7 @@
 """Pooling: ``MaxPool1d``/``MaxPool2d`` keep each window's largest value, ``AvgPool1d``/``AvgPool2d`` its mean.
 
 The adaptive pools (``AdaptiveAvgPool1d``/``2d``, ``AdaptiveMaxPool1d``/``2d``) reduce whatever the
-input size is to a fixed output size.
+input size is to a fixed output size; ``LPPool1d``/``LPPool2d`` take each window's p-norm.
 """
 from __future__ import annotations
 
@@ -125,3 +125,25 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input: Tensor):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class _LPPoolNd(Module):
+    """The p-norm of each window (``F.lp_pool1d``/``2d``); sizes kept as given, as PyTorch keeps them."""
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
