@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 import minigrad
 from minigrad import nn
-from minigrad.autograd import gradcheck, gradgradcheck
+from minigrad.autograd import grad, gradcheck, gradgradcheck
+from minigrad.nn.ops import rnn as steps
 
 try:
     import torch
@@ -63,6 +64,41 @@ def test_gradcheck_of_gru_and_rnn(name):
         return out if name.endswith("Cell") else out[0].sum() + out[1].sum()
 
     assert gradcheck(fn, leaves, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["lstm", "gru"]), st.integers(0, 3), st.integers(1, 4), st.booleans(),
+       st.sampled_from(["float64", "float32"]), st.integers(0, 2 ** 16))
+def test_fused_steps_match_their_definition(kind, batch, hidden, bias, dtype, seed):
+    """The one-node LSTM/GRU steps against the same step from tensor operations: the values, the gradients
+    of every input from the NumPy backward, and under create_graph the second derivatives."""
+    fused_step, step = (steps.fused_lstm_step, steps.lstm_step) if kind == "lstm" else \
+        (steps.fused_gru_step, steps.gru_step)
+    gates, rng = (4 if kind == "lstm" else 3), np.random.default_rng(seed)
+
+    def leaf(*shape):
+        return minigrad.tensor(rng.standard_normal(shape), dtype=getattr(minigrad, dtype), requires_grad=True)
+
+    gi, w_hh = leaf(batch, gates * hidden), leaf(gates * hidden, hidden)
+    state = (leaf(batch, hidden), leaf(batch, hidden)) if kind == "lstm" else (leaf(batch, hidden),)
+    b_hh = leaf(gates * hidden) if bias else None
+    inputs = [t for t in (gi, *state, w_hh, b_hh) if t is not None]
+    upstream = [minigrad.tensor(rng.standard_normal((batch, hidden)), dtype=getattr(minigrad, dtype)) for _ in state]
+    tol = 64 * float(np.finfo(dtype).eps) * (hidden + 2)
+
+    def agree(actual, expected):
+        for a, b in zip(actual, expected, strict=True):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+
+    composed = step(gi, state, w_hh, b_hh)
+    firsts = grad(composed, inputs, upstream, create_graph=True)
+    fused = fused_step(gi, state, w_hh, b_hh)
+    assert fused[0].grad_fn.name() == f"ThnnFused{kind.capitalize()}CellBackward0"
+    agree(fused, composed)
+    sum((out * u).sum() for out, u in zip(fused, upstream)).backward()  # the NumPy backward
+    agree([t.grad for t in inputs], firsts)
+    fused_firsts = grad(fused_step(gi, state, w_hh, b_hh), inputs, upstream, create_graph=True)
+    agree(grad([(g * g).sum() for g in fused_firsts], inputs), grad([(g * g).sum() for g in firsts], inputs))
 
 
 def test_parameters_start_uniform_in_plus_minus_one_over_sqrt_hidden_size():

@@ -13,11 +13,12 @@ on x, the W_h*, b_h* on h; a weight holds its gates one above the other, in the 
           r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r * gh_n)
           h' = (1 - z) * n + z * h
 
-Everything is composed of tensor operations (linear, sigmoid, tanh, chunk, stack), so autograd
-differentiates through the whole sequence ("backpropagation through time") to any order, and
-nothing here is a Function. As PyTorch does on the CPU, a layer applies W_ih to every step at
-once (one matrix product over sequence_length x batch rows) before its loop: only W_hh h has
-to wait for the previous step.
+The steps are ``minigrad/nn/ops/rnn.py``'s, defined there from tensor operations (linear, sigmoid,
+tanh, chunk); an LSTM or GRU step runs as one node whose backward is written out, and which
+differentiates the definition under create_graph. The loop here stacks the steps' outputs, so
+autograd differentiates through the whole sequence ("backpropagation through time") to any order.
+As PyTorch does on the CPU, a layer applies W_ih to every step at once (one matrix product over
+sequence_length x batch rows) before its loop: only W_hh h has to wait for the previous step.
 
 minigrad has no ``PackedSequence``: pad the sequences of a batch to one length instead.
 """
@@ -26,48 +27,18 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import Callable
 
 from minigrad.creation import zeros
 from minigrad.functional_ops import cat, stack
 from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
+from minigrad.nn.ops.rnn import State, Step, fused_gru_step, fused_lstm_step, rnn_relu_step, rnn_tanh_step
 from minigrad.nn.parameter import Parameter
 from minigrad.tensor import Tensor
 
-State = tuple  # the carried state: (h,) for RNN and GRU, (h, c) for LSTM
-
-
-# -- one step of each cell: (W_ih x + b_ih for this step, state, W_hh, b_hh, W_hr) -> new state -------------
-def _tanh_step(gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: None) -> State:
-    return ((gi + F.linear(state[0], w_hh, b_hh)).tanh(),)
-
-
-def _relu_step(gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: None) -> State:
-    return ((gi + F.linear(state[0], w_hh, b_hh)).relu(),)
-
-
-def _lstm_step(gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None) -> State:
-    h, c = state
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, 1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h = o.sigmoid() * c.tanh()
-    return (h if w_hr is None else F.linear(h, w_hr), c)
-
-
-def _gru_step(gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: None) -> State:
-    h = state[0]
-    i_r, i_z, i_n = gi.chunk(3, 1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, 1)
-    r = (i_r + h_r).sigmoid()
-    z = (i_z + h_z).sigmoid()
-    n = (i_n + r * h_n).tanh()
-    return ((h - n) * z + n,)  # (1 - z) * n + z * h, as PyTorch computes it
-
-
-Step = Callable[[Tensor, State, Tensor, "Tensor | None", "Tensor | None"], State]
-_STEPS: dict[str, Step] = {"RNN_TANH": _tanh_step, "RNN_RELU": _relu_step, "LSTM": _lstm_step, "GRU": _gru_step}
+_STEPS: dict[str, Step] = {"RNN_TANH": rnn_tanh_step, "RNN_RELU": rnn_relu_step, "LSTM": fused_lstm_step,
+                          "GRU": fused_gru_step}
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
@@ -171,7 +142,7 @@ class RNNCell(RNNCellBase):
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         if input.dim() in (1, 2) and self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}: use 'tanh' or 'relu'")
-        step = _tanh_step if self.nonlinearity == "tanh" else _relu_step
+        step = rnn_tanh_step if self.nonlinearity == "tanh" else rnn_relu_step
         return self._step(step, input, None if hx is None else (hx,))[0]
 
 
@@ -182,7 +153,7 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
-        return self._step(_lstm_step, input, hx, num_states=2)
+        return self._step(fused_lstm_step, input, hx, num_states=2)
 
 
 class GRUCell(RNNCellBase):
@@ -192,7 +163,7 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        return self._step(_gru_step, input, None if hx is None else (hx,))[0]
+        return self._step(fused_gru_step, input, None if hx is None else (hx,))[0]
 
 
 # -- layers: the loop over the sequence, stacked and in both directions ----------------------------------------
