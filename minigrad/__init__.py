@@ -28,12 +28,14 @@ from minigrad.creation import (
 )
 # Each op module gives Tensor its methods as it is imported (ops/registry.py): import them all.
 from minigrad.ops import (  # noqa: F401
-    arrange, compare, elementwise, extrema, indexing, inplace, inverse_trig, matmul, matrix, movement, products,
-    predicates, reduction, rounding, scan, shape, softmax, sorting, special, stats, unary,
+    arrange, compare, elementwise, extrema, float_parts, gamma, indexing, inplace, integer, inverse_trig, logarithms,
+    matmul, matrix, movement, number_kind, products, predicates, reduction, rounding, scan, shape, softmax, sorting,
+    special, stats, unary,
 )
 from minigrad import linalg  # torch.linalg; it also gives Tensor det, inverse, svd ... (ops/registry.py)
 from minigrad.ops.arrange import column_stack, concat, concatenate, dstack, hstack, meshgrid, vstack
 from minigrad.ops.extrema import std_mean, var_mean
+from minigrad.ops.gamma import polygamma
 from minigrad.ops.products import einsum, tensordot
 from minigrad.ops.registry import TOP_LEVEL as _TOP_LEVEL, WITHOUT_OUT as _WITHOUT_OUT
 from minigrad.functional_ops import (
@@ -53,11 +55,13 @@ __version__ = "0.1.0"
 
 # The functions whose input may be a Python number (``minigrad.sub(1, t)``), as PyTorch's: its
 # arithmetic takes numbers as tensors, and remainder has a number-first overload.
-_NUMBER_INPUT = frozenset({"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder"})
+_NUMBER_INPUT = frozenset({"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder",
+                           "multiply", "subtract", "divide", "xlogy", "float_power", "bitwise_and", "bitwise_or",
+                           "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"})
 # sum and prod without a dim are, in PyTorch, an overload of their own that takes no out=.
 _OUT_NEEDS_DIM = frozenset({"sum", "prod"})
 # PyTorch writes these only into a bool out=.
-_BOOL_OUT = frozenset({"isposinf", "isneginf"})
+_BOOL_OUT = frozenset({"isposinf", "isneginf", "signbit"})
 
 
 def _check_input(name: str, input) -> None:

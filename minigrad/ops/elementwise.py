@@ -31,7 +31,7 @@ from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import broadcast_error, number, sum_to
 from minigrad.ops.layout import like_first
 from minigrad.tensor import Tensor, _argument, _operand, _tensor_argument
-from minigrad.ops.registry import binary_operator, tensor_method
+from minigrad.ops.registry import alias, binary_operator, tensor_method
 
 
 def _array(x):
@@ -597,7 +597,7 @@ binary_operator("add", "add", Add.apply, Add.apply)
 binary_operator("sub", "sub", Sub.apply,
                 lambda self, other: Sub.apply(other, self) if isinstance(other, Tensor) else Rsub.apply(self, other))
 binary_operator("mul", "mul", Mul.apply, Mul.apply)
-binary_operator("truediv", "div", Div.apply,
+binary_operator("truediv", None, Div.apply,  # (x.div(y, rounding_mode=...): ops/rounding.py)
                 lambda self, other: Div.apply(other, self) if isinstance(other, Tensor) else rtruediv(other, self))
 binary_operator("pow", "pow", lambda self, other: (PowTensor if isinstance(other, Tensor) else Pow).apply(self, other),
                 lambda self, other: PowScalarBase.apply(other, self), top_level=False)  # (functional_ops.pow: a number base too)
@@ -798,13 +798,91 @@ def mul_(self, other) -> Tensor:
     return self._inplace(Mul, _argument("mul_", other))
 
 
-@tensor_method("div_", "__itruediv__")
-def div_(self, other) -> Tensor:
-    return self._inplace(Div, _argument("div_", other))
-
-
 @tensor_method(top_level=True)
 def clamp_(self, min=None, max=None) -> Tensor:
     if _tensor_bounds(min, max):
         return self._inplace(ClampTensor, min, max)
     return self._inplace(Clamp, _bound(min, "min"), _bound(max, "max"))
+
+
+# -- PyTorch's other names, and the comparisons in place ------------------------------------------
+alias("multiply", "mul", top_level=True)
+alias("multiply_", "mul_")
+alias("subtract", "sub", top_level=True)
+alias("subtract_", "sub_")
+alias("negative", "neg", top_level=True)
+alias("negative_", "neg_", top_level=True)
+alias("absolute", "abs", top_level=True)
+alias("absolute_", "abs_")
+alias("clip_", "clamp_", top_level=True)
+
+
+@tensor_method("positive", "__pos__", top_level=True, out=False)
+def positive(self) -> Tensor:
+    """``+x``: x itself (not a copy), as in PyTorch; refused for a bool tensor, as ``-x`` is."""
+    if self._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported: a bool tensor has no sign")
+    return self
+
+
+@tensor_method(top_level=True)
+def reciprocal_(self) -> Tensor:
+    return self._inplace(Reciprocal)
+
+
+class Comparison(Function):
+    """``x.eq_(y)`` and the other comparisons in place: the answer written as 1 or 0 in x's dtype.
+    It is flat, so each gradient is 0 (a number ``y`` gets no edge: PyTorch's Scalar overload)."""
+
+    node_name = "EqBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b, numpy_fn):
+        ctx.shapes = a._data.shape, _shape(b)
+        return Tensor._wrap(compare(numpy_fn, a, b)._data.astype(a._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad[:2]
+        zeros = [Tensor._wrap(np.zeros(shape, grad._data.dtype)) if need else None
+                 for shape, need in zip(ctx.shapes, (need_a, need_b))]
+        return zeros[0], zeros[1], None
+
+
+def comparison_inplace(method: str, numpy_fn, longer: str) -> None:
+    """``x.<method>_(y)``, and PyTorch's longer name for it and for ``x.<method>(y)`` (``greater``)."""
+    nodes = {tensor_other: type(f"{method.capitalize()}{'Tensor' if tensor_other else 'Scalar'}", (Comparison,), {
+        "node_name": f"{method.capitalize()}Backward{int(tensor_other)}", "__module__": __name__})
+        for tensor_other in (False, True)}
+
+    def inplace(self, other) -> Tensor:
+        other = _argument(method + "_", other)
+        return self._inplace(nodes[isinstance(other, Tensor)], other, numpy_fn)
+
+    tensor_method(method + "_")(inplace)
+    if longer:
+        alias(longer, method, top_level=True)
+        alias(longer + "_", method + "_")
+
+
+for _method, _numpy_fn, _longer in (("eq", np.equal, ""), ("ne", np.not_equal, "not_equal"),
+                                    ("lt", np.less, "less"), ("le", np.less_equal, "less_equal"),
+                                    ("gt", np.greater, "greater"), ("ge", np.greater_equal, "greater_equal")):
+    comparison_inplace(_method, _numpy_fn, _longer)
+
+
+@tensor_method(top_level=True)
+def float_power(self, exponent) -> Tensor:
+    """``self ** exponent`` in float64, whatever the dtypes (PyTorch's name; either may be a number)."""
+    base = self.double() if isinstance(self, Tensor) else float(self)
+    exponent = _argument("float_power", exponent)
+    return base ** (exponent.double() if isinstance(exponent, Tensor) else float(exponent))
+
+
+@tensor_method()
+def float_power_(self, exponent) -> Tensor:
+    if self._data.dtype != np.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {dtypes.scalar_type_name(self._data.dtype)} "
+                           "but the operation's result requires dtype Double: call .double() first")
+    exponent = _argument("float_power_", exponent)
+    return self.pow_(exponent.double() if isinstance(exponent, Tensor) else float(exponent))

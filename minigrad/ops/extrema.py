@@ -24,6 +24,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import flag, normalize_dims, wrap_dim
 from minigrad.ops.elementwise import Where
+from minigrad.ops.scan import check_inplace_dtype
 from minigrad.ops.stats import correction_of
 from minigrad.tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
@@ -127,6 +128,12 @@ class Cumprod(Function):
 def cumprod(self, dim: int, *, dtype=None) -> Tensor:
     """The running product along ``dim``; ``dtype`` converts the input first."""
     return Cumprod.apply(self if dtype is None else self.to(dtype=dtype), dim)
+
+
+@tensor_method()
+def cumprod_(self, dim: int, *, dtype=None) -> Tensor:
+    check_inplace_dtype(self, dtype, "cumprod")
+    return self._inplace(Cumprod, dim)
 
 
 # -- cummax, cummin -----------------------------------------------------------------------------------

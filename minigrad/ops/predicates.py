@@ -102,6 +102,38 @@ def logical_xor(self, other: Tensor) -> Tensor:
     return _logical("logical_xor", np.logical_xor, self, other)
 
 
+def _overwrite(self: Tensor, answer: Tensor) -> Tensor:
+    """The logic in place: ``answer`` written into self as 1 or 0 in self's dtype. As in PyTorch, the
+    graph does not see it: no node is recorded, a leaf that requires grad is not refused, and backward
+    goes on as if the old values were still there (only the version counter moves)."""
+    if answer.shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(answer.shape)}")
+    self._data[...] = answer._data
+    self._version_counter.value += 1
+    return self
+
+
+@tensor_method()
+def logical_not_(self) -> Tensor:
+    return _overwrite(self, logical_not(self))
+
+
+@tensor_method()
+def logical_and_(self, other: Tensor) -> Tensor:
+    return _overwrite(self, _logical("logical_and_", np.logical_and, self, other))
+
+
+@tensor_method()
+def logical_or_(self, other: Tensor) -> Tensor:
+    return _overwrite(self, _logical("logical_or_", np.logical_or, self, other))
+
+
+@tensor_method()
+def logical_xor_(self, other: Tensor) -> Tensor:
+    return _overwrite(self, _logical("logical_xor_", np.logical_xor, self, other))
+
+
 @tensor_method(top_level=True)
 def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
     args = [_number("nan_to_num", name, i + 1, v) for i, (name, v) in enumerate(

@@ -47,9 +47,11 @@ def tensor_method(*names: str, top_level: bool = False, out: bool = True) -> Cal
     return declare
 
 
-def binary_operator(name: str, method: str, forward: Callable, reflected: Callable, top_level: bool = True) -> None:
+def binary_operator(name: str, method: str | None, forward: Callable, reflected: Callable,
+                    top_level: bool = True) -> None:
     """Declare ``Tensor.__<name>__`` (``x + y`` is ``forward(x, y)``), ``Tensor.__r<name>__``
-    (``2 + x`` is ``reflected(x, 2)``) and the method form ``Tensor.<method>``.
+    (``2 + x`` is ``reflected(x, 2)``) and the method form ``Tensor.<method>`` (None: the op declares
+    its method itself, as ``div`` does for its ``rounding_mode``).
 
     The operators take a Tensor or a Python number (a NumPy array becomes a tensor); any other
     operand is NotImplemented, so Python tries the other side, then raises TypeError, as in
@@ -68,8 +70,18 @@ def binary_operator(name: str, method: str, forward: Callable, reflected: Callab
         return forward(self, _argument(method, other))
 
     for dunder, fn in ((f"__{name}__", operator), (f"__r{name}__", reflected_operator), (method, method_form)):
-        fn.__name__, fn.__qualname__ = dunder, f"Tensor.{dunder}"
-        setattr(Tensor, dunder, fn)
-    if top_level:
+        if dunder is not None:
+            fn.__name__, fn.__qualname__ = dunder, f"Tensor.{dunder}"
+            setattr(Tensor, dunder, fn)
+    if top_level and method is not None:
         TOP_LEVEL[method] = method_form
 
+
+def alias(name: str, of: str, top_level: bool = False) -> None:
+    """``Tensor.<name>`` is the very function ``Tensor.<of>`` (PyTorch's second names: ``multiply``
+    for ``mul``, ``greater`` for ``gt``); ``top_level``: ``minigrad.<name>`` is ``minigrad.<of>`` too."""
+    setattr(Tensor, name, getattr(Tensor, of))
+    if top_level:
+        TOP_LEVEL[name] = TOP_LEVEL[of]
+        if of in WITHOUT_OUT:
+            WITHOUT_OUT.add(name)

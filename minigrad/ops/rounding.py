@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import NOT_GIVEN, integer, sum_to
-from minigrad.ops.elementwise import _array, _binary, _save_operands, _saved_operands, _shape
-from minigrad.tensor import Tensor, _argument
-from minigrad.ops.registry import binary_operator, tensor_method
+from minigrad.ops.broadcast import NOT_GIVEN, integer, sum_to, type_name
+from minigrad.ops.elementwise import Div, _array, _binary, _save_operands, _saved_operands, _shape
+from minigrad.tensor import Tensor, _argument, _tensor_argument
+from minigrad.ops.registry import alias, binary_operator, tensor_method
 
 
 def _zeros_like(grad: Tensor) -> Tensor:
@@ -226,3 +226,130 @@ def _round(self, *, decimals: int = NOT_GIVEN) -> Tensor:
 @tensor_method(top_level=True)
 def frac(self) -> Tensor:
     return Frac.apply(self)
+
+
+# -- division with rounding, the step function, and the in-place forms --------------------------
+def _trunc_divide(x, y):
+    """The quotient rounded towards 0 (C's integer division; NumPy's // rounds down)."""
+    if np.result_type(x, y).kind == "f":
+        return np.trunc(np.true_divide(x, y))
+    q = np.floor_divide(x, y)
+    return np.where((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)), q + 1, q)
+
+
+class DivRounding(Function):
+    """``div(a, b, rounding_mode='trunc' or 'floor')``: a step function of a and b, so both gradients are 0."""
+
+    node_name = "DivBackward2"
+    _operands = (0, 1)
+
+    @staticmethod
+    def forward(ctx, a, b, rounding_mode):
+        ctx.shapes = _shape(a), _shape(b)
+        return _divided(_trunc_divide if rounding_mode == "trunc" else np.floor_divide, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad[:2]
+        zeros = [Tensor._wrap(np.zeros(shape, grad._data.dtype)) if need else None
+                 for shape, need in zip(ctx.shapes, (need_a, need_b))]
+        return zeros[0], zeros[1], None
+
+
+def _rounding_mode(rounding_mode) -> str | None:
+    if rounding_mode is not None and not isinstance(rounding_mode, str):
+        raise TypeError(f"div(): argument 'rounding_mode' must be str or None, not {type_name(rounding_mode)}")
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"{rounding_mode!r}")
+    return rounding_mode
+
+
+@tensor_method("div", "divide", top_level=True)
+def div(self, other, *, rounding_mode: str | None = None) -> Tensor:
+    """``self / other``; ``rounding_mode='trunc'`` rounds the quotient towards 0, ``'floor'`` down
+    (then integers stay integers, as in ``//``)."""
+    other = _argument("div", other)
+    if _rounding_mode(rounding_mode) is None:
+        return self / other if isinstance(self, Tensor) else other.__rtruediv__(self)
+    return DivRounding.apply(self, other, rounding_mode)
+
+
+@tensor_method("div_", "divide_", "__itruediv__")
+def div_(self, other, *, rounding_mode: str | None = None) -> Tensor:
+    other = _argument("div_", other)
+    if _rounding_mode(rounding_mode) is None:
+        return self._inplace(Div, other)
+    return self._inplace(DivRounding, other, rounding_mode)
+
+
+class Heaviside(NotDifferentiable):
+    """The step function: 0 below 0, 1 above, ``values`` at 0 (NaN at NaN). PyTorch has no derivative for it."""
+
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, values):
+        ctx.op = "heaviside"
+        x, v = a._data, values._data
+        if x.dtype != v.dtype:
+            raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes: convert "
+                               f"values with .to({a.dtype})")
+        return _binary(lambda x, v: np.where(x == 0, v, np.where(np.isnan(x), x, x > 0)), a, values, x.dtype)
+
+
+@tensor_method(top_level=True)
+def heaviside(self, values: Tensor) -> Tensor:
+    return Heaviside.apply(self, _tensor_argument("heaviside", "values", 1, values))
+
+
+@tensor_method()
+def heaviside_(self, values: Tensor) -> Tensor:
+    return self._inplace(Heaviside, _tensor_argument("heaviside_", "values", 1, values))
+
+
+alias("fix", "trunc", top_level=True)
+
+
+@tensor_method(top_level=True)
+def floor_(self) -> Tensor:
+    return self._inplace(Floor)
+
+
+@tensor_method(top_level=True)
+def ceil_(self) -> Tensor:
+    return self._inplace(Ceil)
+
+
+@tensor_method("trunc_", "fix_", top_level=True)
+def trunc_(self) -> Tensor:
+    return self._inplace(Trunc)
+
+
+@tensor_method("round_", top_level=True)
+def round_(self, *, decimals: int = NOT_GIVEN) -> Tensor:
+    if decimals is NOT_GIVEN:
+        return self._inplace(Round, 0)
+    return self._inplace(RoundDecimals, integer(decimals, "decimals"))
+
+
+@tensor_method(top_level=True)
+def frac_(self) -> Tensor:
+    return self._inplace(Frac)
+
+
+@tensor_method("floor_divide_", "__ifloordiv__")
+def floor_divide_(self, other) -> Tensor:
+    return self._inplace(NotDifferentiable, _argument("floor_divide_", other), np.floor_divide, "floor_divide")
+
+
+@tensor_method("remainder_", "__imod__")
+def remainder_(self, other) -> Tensor:
+    other = _argument("remainder_", other)
+    return self._inplace(Remainder if isinstance(other, Tensor) else RemainderScalar, other)
+
+
+@tensor_method()
+def fmod_(self, other) -> Tensor:
+    other = _argument("fmod_", other)
+    return self._inplace(Fmod if isinstance(other, Tensor) else FmodScalar, other)

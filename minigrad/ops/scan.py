@@ -162,3 +162,19 @@ def prod(self, dim: int = NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -
 @tensor_method(top_level=True)
 def cumsum(self, dim: int, *, dtype=None) -> Tensor:
     return Cumsum.apply(self if dtype is None else self.to(dtype=dtype), dim)
+
+
+def check_inplace_dtype(self: Tensor, dtype, name: str) -> None:
+    """An in-place running sum or product keeps self's dtype: ``dtype=`` may only name it (and a bool
+    tensor cannot hold a count)."""
+    if dtype is not None and dtype != self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype {dtype} "
+                           f"should match: call {name}(dim) out of place with dtype= instead")
+    if self._data.dtype == np.bool_:
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\': convert with .long() first')
+
+
+@tensor_method()
+def cumsum_(self, dim: int, *, dtype=None) -> Tensor:
+    check_inplace_dtype(self, dtype, "cumsum")
+    return self._inplace(Cumsum, dim)

@@ -20,7 +20,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.elementwise import _float
+from minigrad.ops.elementwise import Where, _float
 from minigrad.ops.registry import tensor_method
 
 
@@ -269,3 +269,94 @@ def expm1_(self) -> Tensor:
 @tensor_method()
 def sign_(self) -> Tensor:
     return self._inplace(Sign)
+
+
+# -- sinc, the conversions between degrees and radians, and more in-place forms ------------------
+class Sinc(Function):
+    """sin(πx) / (πx), and 1 at 0. Its derivative (πx cos(πx) - sin(πx)) / (πx²) is 0 at 0, also
+    where πx² underflows, as in PyTorch."""
+
+    node_name = "SincBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        x = _float(a)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            product = x * x.dtype.type(math.pi)
+            return Tensor._wrap(np.where(x == 0, 1, np.sin(product) / product).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        pi_x, pi_x2 = a * math.pi, a * a * math.pi
+        slope = (pi_x * pi_x.cos() - pi_x.sin()) / pi_x2
+        return Where.apply(pi_x2._data == 0, 0.0, grad * slope)
+
+
+class Deg2Rad(Function):
+    node_name = "Deg2RadBackward0"
+    factor = math.pi / 180
+
+    @staticmethod
+    def forward(ctx, a):
+        x = _float(a)
+        return Tensor._wrap(x * x.dtype.type(Deg2Rad.factor))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * Deg2Rad.factor
+
+
+class Rad2Deg(Function):
+    node_name = "Rad2DegBackward0"
+    factor = 180 / math.pi
+
+    @staticmethod
+    def forward(ctx, a):
+        x = _float(a)
+        return Tensor._wrap(x * x.dtype.type(Rad2Deg.factor))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * Rad2Deg.factor
+
+
+@tensor_method(top_level=True)
+def sinc(self) -> Tensor:
+    return Sinc.apply(self)
+
+
+@tensor_method(top_level=True)
+def deg2rad(self) -> Tensor:
+    return Deg2Rad.apply(self)
+
+
+@tensor_method(top_level=True)
+def rad2deg(self) -> Tensor:
+    return Rad2Deg.apply(self)
+
+
+@tensor_method(top_level=True)
+def sinc_(self) -> Tensor:
+    return self._inplace(Sinc)
+
+
+@tensor_method(top_level=True)
+def deg2rad_(self) -> Tensor:
+    return self._inplace(Deg2Rad)
+
+
+@tensor_method(top_level=True)
+def rad2deg_(self) -> Tensor:
+    return self._inplace(Rad2Deg)
+
+
+@tensor_method(top_level=True)
+def exp2_(self) -> Tensor:
+    return self._inplace(Exp2)
+
+
+@tensor_method(top_level=True)
+def rsqrt_(self) -> Tensor:
+    return self._inplace(Rsqrt)

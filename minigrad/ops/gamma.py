@@ -1,0 +1,324 @@
+"""The gamma function's family: lgamma, digamma, polygamma, mvlgamma; and Bessel's i0.
+
+Each is the derivative of the one before, which is how their gradients are written:
+
+    lgamma(x) = ln|Γ(x)|          lgamma' = digamma
+    digamma(x) = Γ'(x) / Γ(x)     digamma' = polygamma(1, ·)      polygamma(n, ·)' = polygamma(n + 1, ·)
+    mvlgamma(x, p) = p(p-1)/4 ln π + Σᵢ lgamma(x - i/2), i < p   (the multivariate log-gamma)
+    i0(x) = Σₖ (x/2)^(2k) / (k!)²                                 i0' = i1 = Σₖ (x/2)^(2k+1) / (k! (k+1)!)
+
+NumPy has none of them but i0, so they are computed here, in float64, with the algorithms
+PyTorch's CPU kernels use (Cephes' digamma and Hurwitz zeta, and PyTorch's own trigamma), so
+that the values at the poles (0, -1, -2, ...) are PyTorch's too: lgamma gives inf there,
+digamma NaN (and -inf at +0). polygamma(n ≥ 2, x) is (-1)^(n+1) n! ζ(n + 1, x).
+Integer and bool inputs give the default float.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minigrad.autograd.function import Function
+from minigrad.ops.broadcast import integer
+from minigrad.ops.elementwise import Where, _float
+from minigrad.ops.registry import tensor_method
+from minigrad.tensor import Tensor, check_tensor
+
+_EPS64 = np.finfo(np.float64).eps / 2  # Cephes' MACHEP
+
+
+def _in_float64(fn, x: np.ndarray, *args) -> Tensor:
+    """``fn`` of ``x``'s values in float64, rounded back to ``x``'s dtype."""
+    with np.errstate(all="ignore"):
+        return Tensor._wrap(np.asarray(fn(x.astype(np.float64), *args)).astype(x.dtype, copy=False))
+
+
+def _lgamma64(x: np.ndarray) -> np.ndarray:
+    out = np.where(np.isnan(x), np.nan, np.inf)  # inf at the poles (0, -1, ...) and at ±inf
+    finite = np.isfinite(x) & ~((x <= 0) & (x == np.floor(x)))
+    out[finite] = [math.lgamma(v) for v in x[finite].tolist()]
+    return out
+
+
+# Cephes' coefficients of digamma's asymptotic series (Bernoulli numbers B₂ₖ / 2k), highest power first
+_DIGAMMA_SERIES = np.array([8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+                            -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+                            8.33333333333333333333e-2])
+_DIGAMMA_10 = 2.25175258906672110764
+
+
+def _digamma64(x: np.ndarray) -> np.ndarray:
+    """Reflect x < 0 (ψ(x) = ψ(1 - x) - π / tan(π frac(x))), step up to x ≥ 10 (ψ(x) = ψ(x + 1) - 1/x),
+    then the asymptotic series."""
+    negative = x < 0
+    y = np.where(negative, 1 - x, x)
+    result = np.zeros_like(y)
+    low = y < 10
+    while low.any():
+        result[low] -= 1 / y[low]
+        y[low] += 1
+        low = y < 10
+    z = 1 / (y * y)
+    tail = np.where(y < 1e17, z * np.polyval(_DIGAMMA_SERIES, z), 0.0)
+    result += np.where(y == 10, _DIGAMMA_10, np.log(y) - 0.5 / y - tail)
+    fraction = x - np.trunc(x)
+    result = np.where(negative, result - math.pi / np.tan(math.pi * fraction), result)
+    result = np.where(negative & (fraction == 0), np.nan, result)  # the poles (and -inf)
+    return np.where(x == 0, np.copysign(np.inf, -x), result)
+
+
+def _trigamma64(x: np.ndarray) -> np.ndarray:
+    """PyTorch's trigamma: reflect x < 1/2, six steps of the recurrence, five terms of the series."""
+    reflect = x < 0.5
+    result = np.where(reflect, -(math.pi * math.pi) / np.sin(math.pi * x) ** 2, 0.0)
+    y = np.where(reflect, 1 - x, x)
+    for _ in range(6):
+        result += 1 / (y * y)
+        y = y + 1
+    z = 1 / (y * y)
+    result += (1 + 1 / (2 * y) + z * (1 / 6 - z * (1 / 30 - z * (1 / 42)))) / y
+    return np.where(reflect, -result, result)
+
+
+# Cephes' Euler-Maclaurin coefficients for the Hurwitz zeta function: (2k)! / B₂ₖ
+_ZETA_COEFFICIENTS = [12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                      -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                      1.8152105401943546773e17, -7.1661652561756670113e18]
+
+
+def _zeta64(s: float, q: np.ndarray) -> np.ndarray:
+    """Hurwitz's ζ(s, q) = Σₖ (q + k)^-s for an integer s ≥ 2, as Cephes computes it: the terms up
+    to q + k > 9 (at least nine of them), then the Euler-Maclaurin tail; inf at a pole q = 0, -1, ..."""
+    pole = (q <= 0) & (q == np.floor(q))  # (-inf too)
+    far = q < -1e6  # (Cephes would sum a million terms or more: NaN instead)
+    total = q ** -s
+    a = q.copy()
+    done = pole | far | np.isnan(q)
+    b = np.zeros_like(q)
+    i = 0
+    while True:
+        active = ~done & ((i < 9) | (a <= 9.0))
+        if not active.any():
+            break
+        i += 1
+        a[active] += 1.0
+        b[active] = a[active] ** -s
+        total[active] += b[active]
+        done |= active & (np.abs(b / total) < _EPS64)
+    w = a
+    tail = ~done
+    total[tail] += (b * w / (s - 1) - 0.5 * b)[tail]
+    a_, k = np.ones_like(q), 0.0
+    for coefficient in _ZETA_COEFFICIENTS:
+        if not tail.any():
+            break
+        a_[tail] *= s + k
+        b[tail] /= w[tail]
+        t = a_ * b / coefficient
+        total[tail] += t[tail]
+        tail &= ~(np.abs(t / total) < _EPS64)
+        k += 1.0
+        a_[tail] *= s + k
+        b[tail] /= w[tail]
+        k += 1.0
+    return np.where(pole, np.inf, np.where(far, np.nan, total))
+
+
+def _polygamma64(x: np.ndarray, n: int) -> np.ndarray:
+    if n == 0:
+        return _digamma64(x)
+    if n == 1:
+        return _trigamma64(x)
+    return (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0)) * _zeta64(n + 1.0, x)
+
+
+def _i1_64(x: np.ndarray) -> np.ndarray:
+    """I₁(x) = Σₖ (x/2)^(2k+1) / (k! (k+1)!): terms of one sign, summed until they stop counting
+    (about |x| of them; past |x| = 710, e^|x| overflows anyway: see ``_bessel``)."""
+    half = np.where(np.abs(x) <= 710, np.abs(x) / 2, 0.0)
+    term, total, k = half.copy(), half.copy(), 0
+    while np.any(term > _EPS64 * total):
+        k += 1
+        term = term * half * half / (k * (k + 1))
+        total = total + term
+    return np.copysign(total, x)
+
+
+def _bessel(fn, a: Tensor) -> Tensor:
+    """i0 or i1 as PyTorch's kernels give them: computed as e^|x| times a series in the input's dtype,
+    they are ±inf once e^|x| overflows that dtype (|x| > 88.7 in float32), and NaN at ±inf."""
+    x = _float(a)
+    limit = math.log(np.finfo(x.dtype).max)
+    with np.errstate(all="ignore"):
+        out = fn(x.astype(np.float64))
+        out = np.where(np.abs(x) > limit, np.copysign(np.inf, out), out)
+        return Tensor._wrap(np.where(np.isinf(x) | np.isnan(x), np.nan, out).astype(x.dtype, copy=False))
+
+
+class Lgamma(Function):
+    node_name = "LgammaBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _in_float64(_lgamma64, _float(a))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * Digamma.apply(a)
+
+
+class Digamma(Function):
+    node_name = "DigammaBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _in_float64(_digamma64, _float(a))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * Polygamma.apply(a, 1)
+
+
+class Polygamma(Function):
+    node_name = "PolygammaBackward0"
+
+    @staticmethod
+    def forward(ctx, a, n):
+        ctx.save_for_backward(a)
+        ctx.n = n
+        return _in_float64(_polygamma64, _float(a), n)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * Polygamma.apply(a, ctx.n + 1), None
+
+
+class Mvlgamma(Function):
+    node_name = "MvlgammaBackward0"
+
+    @staticmethod
+    def forward(ctx, a, p):
+        x = _float(a)
+        if not np.all(x > (p - 1) / 2):  # (NaN too, as in PyTorch)
+            raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2} for mvlgamma(x, p={p})")
+        ctx.save_for_backward(a)
+        ctx.p = p
+        shifted = x[..., None].astype(np.float64) - np.arange(p) / 2
+        out = p * (p - 1) / 4 * math.log(math.pi) + _lgamma64(shifted.reshape(-1)).reshape(shifted.shape).sum(-1)
+        return Tensor._wrap(np.asarray(out).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        slope = sum(Digamma.apply(a - i / 2) for i in range(ctx.p))
+        return grad * slope, None
+
+
+class I0(Function):
+    node_name = "I0Backward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _bessel(np.i0, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * I1.apply(a)
+
+
+class I1(Function):
+    """i0's derivative, PyTorch's ``special.i1``; its own derivative is i0(x) - i1(x)/x (1/2 at 0)."""
+
+    node_name = "SpecialI1Backward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _bessel(_i1_64, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        at_zero = a._data == 0
+        ratio = I1.apply(a) / Where.apply(at_zero, 1.0, a)
+        return grad * Where.apply(at_zero, 0.5, I0.apply(a) - ratio)
+
+
+def _order(n, name: str) -> int:
+    n = integer(n, "n")
+    if n < 0:
+        raise RuntimeError(f"{name}(n, x) does not support negative n (got n={n}): n is the order of the derivative")
+    return n
+
+
+def _dimensions(p) -> int:
+    p = integer(p, "p")
+    if p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1 (got p={p}): it is the dimension of mvlgamma")
+    return p
+
+
+# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method(top_level=True)
+def lgamma(self) -> Tensor:
+    return Lgamma.apply(self)
+
+
+@tensor_method(top_level=True)
+def digamma(self) -> Tensor:
+    return Digamma.apply(self)
+
+
+@tensor_method("polygamma")
+def _polygamma(self, n: int) -> Tensor:
+    """``x.polygamma(n)``: the n-th derivative of digamma (``minigrad.polygamma(n, x)`` puts n first)."""
+    return Polygamma.apply(self, _order(n, "polygamma"))
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """``minigrad.polygamma(n, x)``, PyTorch's order of the arguments: ``x.polygamma(n)``."""
+    check_tensor("polygamma", "input", 2, input)
+    return _polygamma(input, n)
+
+
+@tensor_method(top_level=True)
+def mvlgamma(self, p: int) -> Tensor:
+    return Mvlgamma.apply(self, _dimensions(p))
+
+
+@tensor_method(top_level=True)
+def i0(self) -> Tensor:
+    return I0.apply(self)
+
+
+@tensor_method()
+def lgamma_(self) -> Tensor:
+    return self._inplace(Lgamma)
+
+
+@tensor_method()
+def digamma_(self) -> Tensor:
+    return self._inplace(Digamma)
+
+
+@tensor_method()
+def polygamma_(self, n: int) -> Tensor:
+    return self._inplace(Polygamma, _order(n, "polygamma"))
+
+
+@tensor_method()
+def mvlgamma_(self, p: int) -> Tensor:
+    return self._inplace(Mvlgamma, _dimensions(p))
+
+
+@tensor_method(top_level=True)
+def i0_(self) -> Tensor:
+    return self._inplace(I0)
