@@ -218,7 +218,7 @@ def layers(draw):
     if name == "LSTM" and hidden > 1 and draw(st.booleans()):
         options["proj_size"] = draw(st.integers(1, hidden - 1))
     input_size, length = draw(st.integers(1, 3)), draw(st.integers(1, 4))
-    batch = draw(st.none() | st.integers(1, 3))  # None: unbatched input
+    batch = draw(st.none() | st.integers(0, 3))  # None: unbatched input
     dtype = draw(st.sampled_from(["float64", "float32"]))
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
 
@@ -254,7 +254,7 @@ def cells(draw):
     options = {"bias": bias}
     if name == "RNNCell":
         options["nonlinearity"] = draw(st.sampled_from(["tanh", "relu"]))
-    batch = draw(st.none() | st.integers(1, 3))
+    batch = draw(st.none() | st.integers(0, 3))
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
 
     def array(*shape):
