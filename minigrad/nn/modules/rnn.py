@@ -80,9 +80,6 @@ class RNNCellBase(Module):
         s = f"{self.input_size}, {self.hidden_size}"
         if self.bias is not True:
             s += f", bias={self.bias}"
-        nonlinearity = self.__dict__.get("nonlinearity", "tanh")
-        if nonlinearity != "tanh":
-            s += f", nonlinearity={nonlinearity}"
         return s
 
     def _batched(self, input: Tensor, hx: tuple | None, num_states: int) -> tuple[Tensor, State, bool]:
@@ -144,6 +141,10 @@ class RNNCell(RNNCellBase):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}: use 'tanh' or 'relu'")
         step = rnn_tanh_step if self.nonlinearity == "tanh" else rnn_relu_step
         return self._step(step, input, None if hx is None else (hx,))[0]
+
+    def extra_repr(self) -> str:
+        s = super().extra_repr()
+        return s if self.nonlinearity == "tanh" else f"{s}, nonlinearity={self.nonlinearity}"
 
 
 class LSTMCell(RNNCellBase):
