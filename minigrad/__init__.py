@@ -33,6 +33,10 @@ from minigrad.ops import (  # noqa: F401
     special, stats, unary,
 )
 from minigrad import linalg  # torch.linalg; it also gives Tensor det, inverse, svd ... (ops/registry.py)
+# Statistics of a sample, distances, integrals (median ... cov, cdist, trapezoid).
+from minigrad.ops import distances, numerical, order_statistics, sample_statistics  # noqa: F401
+from minigrad.ops.distances import cdist
+from minigrad.ops.numerical import cumulative_trapezoid, trapezoid, trapz, vander
 from minigrad.ops.arrange import column_stack, concat, concatenate, dstack, hstack, meshgrid, vstack
 from minigrad.ops.extrema import std_mean, var_mean
 from minigrad.ops.gamma import polygamma
@@ -42,6 +46,7 @@ from minigrad.functional_ops import (
     broadcast_shapes, broadcast_tensors, cat, maximum, pow, stack, where, write_out as _write_out,
 )
 from minigrad import autograd, data, func, nn, optim, return_types
+from minigrad.nn.functional import cosine_similarity, pairwise_distance  # (torch has them at the top too)
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
 from minigrad.serialization import load, save
 # Writes along indices, splits and shape helpers, assembled tensors, searches and counts.

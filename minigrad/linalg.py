@@ -689,42 +689,10 @@ def multi_dot(tensors) -> Tensor:
     return out
 
 
-class Cross(Function):
-    """a × b along ``dim``; ga = b × g, gb = g × a (summed over broadcast dimensions)."""
-
-    node_name = "LinalgCrossBackward0"
-
-    @staticmethod
-    def forward(ctx, a, b, dim):
-        ctx.dim, ctx.shapes = dim, (a.shape, b.shape)
-        ctx.save_for_backward(a, b)
-        return Tensor._wrap(np.asarray(np.cross(a._data, b._data, axis=dim), order="C"))
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        ga = sum_to(Cross.apply(b, grad, ctx.dim), ctx.shapes[0]) if ctx.needs_input_grad[0] else None
-        gb = sum_to(Cross.apply(grad, a, ctx.dim), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
-        return ga, gb, None
-
-
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    """The cross product of 3-vectors along ``dim`` (the others broadcast)."""
-    input = _tensor_argument("cross", "input", 0, input)
-    other = _tensor_argument("cross", "other", 1, other)
-    if input.ndim != other.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {input.ndim} and "
-                           f"{other.ndim}")
-    d = wrap_dim(dim, input.ndim)
-    if input.shape[d] != 3 or other.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
-                           f"{other.shape[d]}")
-    try:
-        np.broadcast_shapes(input.shape, other.shape)
-    except ValueError:
-        raise RuntimeError(f"linalg.cross: the shapes {list(input.shape)} and {list(other.shape)} cannot be "
-                           "broadcast") from None
-    return Cross.apply(input, other, d)
+    """The cross product of 3-vectors along ``dim`` (the others broadcast): ``torch.cross`` with dim=-1
+    by default (``ops/assembly.py``)."""
+    return _tensor_argument("cross", "input", 0, input).cross(other, dim=dim)
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:

@@ -97,6 +97,8 @@ OTHER_ARGS = {
     "amax": (1,), "amin": (1,), "cumprod": (1,), "cummax": (1,), "cummin": (1,), "count_nonzero": (), "nansum": (1,),
     "nanmean": (1,),
     "pinverse": (), "cholesky": (), "qr": (), "svd": (), "matrix_power": (2,),
+    "median": (), "nanmedian": (), "kthvalue": (1,), "mode": (), "quantile": (0.5,), "nanquantile": (0.5,),
+    "aminmax": (), "cov": (), "histogram": (3,), "dist": ("x",), "logcumsumexp": (1,), "renorm": (2, 0, 1.0),
     "logit": (), "logit_": (), "hypot": ("x",), "lerp": ("x", 0.5), "clamp_min": (0.5,), "clamp_max": (0.5,),
     "clamp_min_": (0.5,), "clamp_max_": (0.5,), "minimum": ("x",), "fmax": ("x",), "fmin": ("x",),
     "logical_and": ("x",), "logical_or": ("x",), "logical_xor": ("x",), "nan_to_num": (), "nan_to_num_": (),

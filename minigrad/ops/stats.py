@@ -23,7 +23,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import flag, normalize_dims, number
+from minigrad.ops.broadcast import flag, normalize_dims, number, wrap_dim
 from minigrad.tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
@@ -256,3 +256,64 @@ def logsumexp(a: Tensor, dim: int | tuple, keepdim: bool = False) -> Tensor:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType: pass the dims to "
                         "reduce, tuple(range(x.ndim)) for every element")
     return Logsumexp.apply(a, dim, keepdim)
+
+
+class Logcumsumexp(Function):
+    """log Σⱼ≤ᵢ exp(xⱼ) along ``dim``. PyTorch's backward splits the incoming gradient by sign so that
+    each part is summed in log space too: gx = exp(rev_lcse(log g⁺ - out) + x) - exp(rev_lcse(log g⁻ - out) + x),
+    rev_lcse being logcumsumexp from the end."""
+
+    node_name = "LogcumsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        x = a._data
+        out = x.copy() if x.ndim == 0 else np.logaddexp.accumulate(x, axis=dim)
+        out = Tensor._wrap(np.asarray(out, order="C"))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        if a.ndim == 0:
+            return grad, None
+        d = ctx.dim
+        lowest = np.finfo(a._data.dtype).min
+        log_abs = grad.abs().log()
+        positive = log_abs.masked_fill(Tensor._wrap(~(grad._data > 0)), lowest)
+        negative = log_abs.masked_fill(Tensor._wrap(~(grad._data < 0)), lowest)
+
+        def reversed_scan(t: Tensor) -> Tensor:
+            return Logcumsumexp.apply(t.flip(d), d).flip(d)
+
+        return (reversed_scan(positive - out) + a).exp() - (reversed_scan(negative - out) + a).exp(), None
+
+
+@tensor_method(top_level=True)
+def logcumsumexp(a: Tensor, dim: int) -> Tensor:
+    """log(cumsum(exp(a))) along ``dim``, without overflow (each step is a logaddexp)."""
+    if a._data.dtype.kind != "f":
+        raise NotImplementedError(f"logcumsumexp is not implemented for '{dtypes.scalar_type_name(a._data.dtype)}': "
+                                  "convert the tensor with .float()")
+    return Logcumsumexp.apply(a, wrap_dim(dim, a.ndim))
+
+
+@tensor_method(top_level=True)
+def renorm(a: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``
+    (times 1/(norm + 1e-7), as PyTorch); the others unchanged."""
+    p, maxnorm = number(p, "p"), number(maxnorm, "maxnorm")
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if a._data.dtype.kind != "f":
+        raise RuntimeError(f"renorm is not implemented for {a.dtype}: convert the tensor with .float()")
+    if a.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {a.ndim} dimensions")
+    d = wrap_dim(dim, a.ndim)
+    norms = Norm.apply(a, p, tuple(i for i in range(a.ndim) if i != d), True)
+    factor = (maxnorm / (norms + 1e-7)).masked_fill(Tensor._wrap(~(norms._data > maxnorm)), 1.0)
+    return a * factor
