@@ -6,7 +6,13 @@ The code lives in ``minigrad/data/loader.py`` (beside the shipped datasets of
 ``minigrad.data``); this module gives it PyTorch's address.
 """
 from minigrad.data.loader import (
-    ConcatDataset, DataLoader, Dataset, Subset, TensorDataset, default_collate, random_split,
+    ChainDataset, ConcatDataset, DataLoader, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
+    default_collate, default_convert, get_worker_info, random_split,
+)
+from minigrad.data.sampler import (
+    BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler,
 )
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "default_collate", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset", "ConcatDataset", "ChainDataset",
+           "DataLoader", "default_collate", "default_convert", "get_worker_info", "random_split", "Sampler",
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
