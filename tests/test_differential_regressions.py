@@ -537,3 +537,12 @@ def test_advanced_index_result_has_pytorch_s_strides():
     TensorIterator: row-major here, strides (1, 1, 1), so v[None] and v expanded are the same memory
     with the same strides, a full overlap. NumPy's result had strides (1, 2, 1): a partial overlap."""
     check([leaf((2, 2, 1), False), ("index", 0, (slice(None), ("list", (0,)))), ("setitem", 1, (None,), 1, None, True)])
+
+
+def test_copy_passes_the_gradient_itself_to_its_source():
+    """Seed 7238: d = x.detach(); d[...] = x (copy_); g, = grad(d, [x]); g.add_(x). PyTorch's
+    CopyBackwards gives the source grad.to(its options): the gradient itself, so g may be changed in
+    place with grad recorded. minigrad's was a view of it made in backward, which refuses that."""
+    for shape in ((2,), (0,)):
+        check([leaf(shape), ("detach", 0), ("setitem", 1, (Ellipsis,), 0, None, False),
+               ("grad", 1, [0], 0, None, False, False), ("inplace", "add_", 2, 0, None, False)])

@@ -702,7 +702,8 @@ class Copy(IndexPut):
         need_a, _, need_value = ctx.needs_input_grad
         # every element was overwritten: PyTorch's zeros_like(grad), a constant even under create_graph
         grad_a = Tensor._wrap(np.zeros_like(grad._data)) if need_a else None
-        grad_value = sum_to(grad[_saved_key(ctx)], ctx.value_shape) if need_value else None
+        # the value's is the gradient itself (PyTorch's grad.to(src's options)): no view of it
+        grad_value = sum_to(grad, ctx.value_shape) if need_value else None
         return grad_a, None, grad_value
 
 
