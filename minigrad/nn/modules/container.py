@@ -176,8 +176,9 @@ class ModuleList(_IndexedModules):
 
     def __repr__(self) -> str:
         reprs = [repr(m) for m in self]
+        name = type(self).__name__  # (a subclass, such as parametrize's ParametrizationList, shows its own)
         if not reprs:
-            return "ModuleList()"
+            return f"{name}()"
         runs = []  # [first index, last index, repr] of each run of equal reprs
         for i, r in enumerate(reprs):
             if runs and runs[-1][2] == r:
@@ -188,7 +189,7 @@ class ModuleList(_IndexedModules):
             _addindent(f"({start}): {r}" if start == end else f"({start}-{end}): {end - start + 1} x {r}", 2)
             for start, end, r in runs
         ]
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        return f"{name}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 def _pairs(container: str, items) -> Iterator[tuple]:
