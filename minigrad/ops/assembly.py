@@ -30,9 +30,9 @@ class BlockDiag(Function):
     @staticmethod
     def forward(ctx, *tensors):
         blocks = [t._data.reshape((1,) * (2 - t.ndim) + t.shape) for t in tensors]
-        dtype = dtypes.get_default_dtype().numpy if not tensors else None
-        for t in sorted(tensors, key=lambda t: t.ndim == 0):  # PyTorch's promotion (a 0-d input counts less)
-            dtype = t._data.dtype if dtype is None else dtypes.result_type(np.zeros(1, dtype), t._data)
+        dtype = dtypes.get_default_dtype().numpy if not tensors else tensors[0]._data.dtype
+        for b in blocks[1:]:  # PyTorch's promotion, a 0-d input counting as much as any
+            dtype = dtypes.result_type(np.zeros(1, dtype), b)
         out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=dtype)
         corners, row, col = [], 0, 0
         for b in blocks:
@@ -45,8 +45,8 @@ class BlockDiag(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return tuple(grad[r:r + h, c:c + w].reshape(shape).to(dtype)
-                     for (r, c, (h, w)), (shape, dtype) in zip(ctx.corners, ctx.inputs))
+        return tuple(grad[r:r + h, c:c + w].reshape(shape).to(dtype) if needed else None
+                     for (r, c, (h, w)), (shape, dtype), needed in zip(ctx.corners, ctx.inputs, ctx.needs_input_grad))
 
 
 def block_diag(*tensors: Tensor) -> Tensor:
@@ -118,22 +118,23 @@ def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append:
     """The ``n``-th forward difference along ``dim`` (``x[1:] - x[:-1]``, n times), after joining
     ``prepend`` and ``append`` on; for bools, whether neighbours differ."""
     n = integer(n, "n")
+    for name, extra in (("prepend", prepend), ("append", append)):
+        if extra is not None and not isinstance(extra, Tensor):
+            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type_name(extra)}")
     if self.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, self.ndim)
-    if n == 0:  # a copy of the input alone, as PyTorch's (prepend and append are left out)
-        return self.new_empty(self.shape).copy_(self)
     parts = [self]
     for name, extra in (("prepend", prepend), ("append", append)):
         if extra is None:
             continue
-        if not isinstance(extra, Tensor):
-            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type_name(extra)}")
         if extra.ndim != self.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
         parts.insert(0 if name == "prepend" else len(parts), extra)
+    if n == 0:  # a copy of the input alone, as PyTorch's (prepend and append are left out)
+        return self.new_empty(self.shape).copy_(self)
     result = cat(parts, d) if len(parts) > 1 else self
     length = result.shape[d]
     for _ in range(min(n, length)):

@@ -352,6 +352,8 @@ class Abs(Function):
 
     @staticmethod
     def forward(ctx, a):
+        if a._data.dtype == np.bool_:
+            raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool': a bool has no sign")
         ctx.save_for_backward(a)
         return Tensor._wrap(np.abs(a._data))
 

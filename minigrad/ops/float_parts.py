@@ -6,7 +6,8 @@ and mantissa (ldexp, frexp).
     frexp(a) = (m, e) with a = m · 2^e, ½ ≤ |m| < 1 (m = 0 for a = 0)     dm/da = 2^-e
 
 ``signbit`` tells -0.0 from 0.0 (which ``< 0`` cannot); ``nextafter`` is the next float
-from a towards b, and has no derivative in PyTorch (backward raises, here as there).
+from a towards b, a step of one ulp, so PyTorch passes the gradient to a as if it were a (0 where a
+is b already, and 0 to b).
 Integer and bool inputs give the default float (``signbit``: a bool).
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from minigrad import dtypes, return_types
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import sum_to
-from minigrad.ops.elementwise import Where, _binary, _shape
+from minigrad.ops.elementwise import Where, _binary, _shape, _zero_where
 from minigrad.ops.registry import tensor_method
 from minigrad.tensor import Tensor, _argument, _tensor_argument
 
@@ -66,12 +67,16 @@ class Nextafter(Function):
         if want.kind != "f":
             raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{dtypes.scalar_type_name(want)}': "
                                       "convert the tensors with .float() first")
+        ctx.save_for_backward(a, b)
         return _binary(lambda x, y: np.nextafter(x.astype(want), y.astype(want)), a, b, want)
 
     @staticmethod
     def backward(ctx, grad):
-        raise RuntimeError("the derivative for 'nextafter' is not implemented: nextafter is a step to the next "
-                           "float, use it on detached values")
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        still = np.broadcast_to(a._data == b._data, grad.shape)  # (where a is b already, the result is b)
+        return (sum_to(_zero_where(still, grad), a.shape) if need_a else None,
+                Tensor._wrap(np.zeros(b.shape, grad._data.dtype)) if need_b else None)
 
 
 class Ldexp(Function):
@@ -79,17 +84,20 @@ class Ldexp(Function):
 
     @staticmethod
     def forward(ctx, a, e):
+        if a._data.dtype.kind == "f" and e._data.dtype == np.bool_:  # (PyTorch's 2^e kernel, for a float a)
+            raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool': convert the exponent with .long()")
         want = _float_type(a._data, e._data)
         out = _binary(lambda x, y: x.astype(want) * np.exp2(y.astype(want)), a, e, want)
-        ctx.save_for_backward(a, e, out)
+        ctx.save_for_backward(e, out)  # (not a: changing it in place afterwards is allowed, as in PyTorch)
+        ctx.shapes = a._data.shape, e._data.shape
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        a, e, out = ctx.saved_tensors
+        e, out = ctx.saved_tensors
         need_a, need_e = ctx.needs_input_grad
-        return (sum_to(grad * e.exp2(), a.shape) if need_a else None,
-                sum_to(grad * out * math.log(2), e.shape) if need_e else None)
+        return (sum_to(grad * e.exp2(), ctx.shapes[0]) if need_a else None,
+                sum_to(grad * out * math.log(2), ctx.shapes[1]) if need_e else None)
 
 
 class Frexp(Function):

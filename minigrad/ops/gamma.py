@@ -7,9 +7,10 @@ Each is the derivative of the one before, which is how their gradients are writt
     mvlgamma(x, p) = p(p-1)/4 ln π + Σᵢ lgamma(x - i/2), i < p   (the multivariate log-gamma)
     i0(x) = Σₖ (x/2)^(2k) / (k!)²                                 i0' = i1 = Σₖ (x/2)^(2k+1) / (k! (k+1)!)
 
-NumPy has none of them but i0, so they are computed here, in float64, with the algorithms
-PyTorch's CPU kernels use (Cephes' digamma and Hurwitz zeta, and PyTorch's own trigamma), so
-that the values at the poles (0, -1, -2, ...) are PyTorch's too: lgamma gives inf there,
+NumPy has none of them but i0, so they are computed here with the algorithms PyTorch's CPU
+kernels use (Cephes' digamma and Hurwitz zeta, PyTorch's own trigamma), in the dtype PyTorch
+computes them in (float32 arithmetic for a float32 input, the zeta sum in float64), so that the
+values are PyTorch's to the last bits, at the poles (0, -1, -2, ...) too: lgamma gives inf there,
 digamma NaN (and -inf at +0). polygamma(n ≥ 2, x) is (-1)^(n+1) n! ζ(n + 1, x).
 Integer and bool inputs give the default float.
 """
@@ -28,16 +29,26 @@ from minigrad.tensor import Tensor, check_tensor
 _EPS64 = np.finfo(np.float64).eps / 2  # Cephes' MACHEP
 
 
-def _in_float64(fn, x: np.ndarray, *args) -> Tensor:
-    """``fn`` of ``x``'s values in float64, rounded back to ``x``'s dtype."""
+def _computed(fn, a: Tensor, *args) -> Tensor:
+    """``fn`` of the input's values in its float dtype (integers and bools: the default float)."""
+    x = _float(a)
     with np.errstate(all="ignore"):
-        return Tensor._wrap(np.asarray(fn(x.astype(np.float64), *args)).astype(x.dtype, copy=False))
+        return Tensor._wrap(np.asarray(fn(x, *args)).astype(x.dtype, copy=False))
 
 
-def _lgamma64(x: np.ndarray) -> np.ndarray:
-    out = np.where(np.isnan(x), np.nan, np.inf)  # inf at the poles (0, -1, ...) and at ±inf
-    finite = np.isfinite(x) & ~((x <= 0) & (x == np.floor(x)))
-    out[finite] = [math.lgamma(v) for v in x[finite].tolist()]
+def _lgamma_of(v: float) -> float:
+    try:
+        return math.lgamma(v)
+    except (ValueError, OverflowError):  # the poles, and past float64's range
+        return math.inf
+
+
+def _lgamma(x: np.ndarray) -> np.ndarray:
+    """ln|Γ(x)| in float64 (rounded once to float32 for a float32 x, as its own lgammaf is):
+    inf at the poles 0, -1, ... and at ±inf, NaN at NaN."""
+    out = np.full(x.shape, np.nan)
+    known = ~np.isnan(x)
+    out[known] = [_lgamma_of(v) for v in x[known].tolist()]
     return out
 
 
@@ -48,10 +59,13 @@ _DIGAMMA_SERIES = np.array([8.33333333333333333333e-2, -2.10927960927960927961e-
 _DIGAMMA_10 = 2.25175258906672110764
 
 
-def _digamma64(x: np.ndarray) -> np.ndarray:
-    """Reflect x < 0 (ψ(x) = ψ(1 - x) - π / tan(π frac(x))), step up to x ≥ 10 (ψ(x) = ψ(x + 1) - 1/x),
-    then the asymptotic series."""
+def _digamma(x: np.ndarray) -> np.ndarray:
+    """Reflect x < 0 (ψ(x) = ψ(1 - x) - π / tan(π frac(x)), that term in float64), step up to x ≥ 10
+    (ψ(x) = ψ(x + 1) - 1/x), then the asymptotic series: PyTorch's kernel, in x's dtype."""
+    t = x.dtype.type
     negative = x < 0
+    fraction = (x - np.trunc(x)).astype(np.float64)
+    reflection = (math.pi / np.tan(math.pi * fraction)).astype(x.dtype)
     y = np.where(negative, 1 - x, x)
     result = np.zeros_like(y)
     low = y < 10
@@ -60,24 +74,27 @@ def _digamma64(x: np.ndarray) -> np.ndarray:
         y[low] += 1
         low = y < 10
     z = 1 / (y * y)
-    tail = np.where(y < 1e17, z * np.polyval(_DIGAMMA_SERIES, z), 0.0)
-    result += np.where(y == 10, _DIGAMMA_10, np.log(y) - 0.5 / y - tail)
-    fraction = x - np.trunc(x)
-    result = np.where(negative, result - math.pi / np.tan(math.pi * fraction), result)
+    tail = np.where(y < 1e17, z * np.polyval(_DIGAMMA_SERIES.astype(x.dtype), z), t(0))
+    result = np.where(y == 10, result + t(_DIGAMMA_10), result + np.log(y) - t(0.5) / y - tail)
+    result = np.where(negative, result - reflection, result)
     result = np.where(negative & (fraction == 0), np.nan, result)  # the poles (and -inf)
     return np.where(x == 0, np.copysign(np.inf, -x), result)
 
 
-def _trigamma64(x: np.ndarray) -> np.ndarray:
-    """PyTorch's trigamma: reflect x < 1/2, six steps of the recurrence, five terms of the series."""
+def _trigamma(x: np.ndarray) -> np.ndarray:
+    """PyTorch's trigamma, in x's dtype: reflect x < 1/2, six steps of the recurrence, five terms of
+    the series."""
+    t = x.dtype.type
+    pi = t(math.pi)
     reflect = x < 0.5
-    result = np.where(reflect, -(math.pi * math.pi) / np.sin(math.pi * x) ** 2, 0.0)
+    sin = np.sin(pi * x)
+    result = np.where(reflect, -(pi * pi) / (sin * sin), t(0))
     y = np.where(reflect, 1 - x, x)
     for _ in range(6):
-        result += 1 / (y * y)
+        result = result + 1 / (y * y)
         y = y + 1
     z = 1 / (y * y)
-    result += (1 + 1 / (2 * y) + z * (1 / 6 - z * (1 / 30 - z * (1 / 42)))) / y
+    result = result + (1 + 1 / (2 * y) + z * (t(1 / 6) - z * (t(1 / 30) - z * t(1 / 42)))) / y
     return np.where(reflect, -result, result)
 
 
@@ -108,7 +125,8 @@ def _zeta64(s: float, q: np.ndarray) -> np.ndarray:
         done |= active & (np.abs(b / total) < _EPS64)
     w = a
     tail = ~done
-    total[tail] += (b * w / (s - 1) - 0.5 * b)[tail]
+    total[tail] += (b * w / (s - 1))[tail]
+    total[tail] -= 0.5 * b[tail]
     a_, k = np.ones_like(q), 0.0
     for coefficient in _ZETA_COEFFICIENTS:
         if not tail.any():
@@ -125,12 +143,13 @@ def _zeta64(s: float, q: np.ndarray) -> np.ndarray:
     return np.where(pole, np.inf, np.where(far, np.nan, total))
 
 
-def _polygamma64(x: np.ndarray, n: int) -> np.ndarray:
+def _polygamma_values(x: np.ndarray, n: int) -> np.ndarray:
     if n == 0:
-        return _digamma64(x)
+        return _digamma(x)
     if n == 1:
-        return _trigamma64(x)
-    return (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0)) * _zeta64(n + 1.0, x)
+        return _trigamma(x)
+    factor = np.exp(np.asarray(math.lgamma(n + 1.0), x.dtype))  # n!, as PyTorch computes it
+    return (factor if n % 2 else -factor) * _zeta64(n + 1.0, x.astype(np.float64)).astype(x.dtype)
 
 
 def _i1_64(x: np.ndarray) -> np.ndarray:
@@ -162,7 +181,7 @@ class Lgamma(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _in_float64(_lgamma64, _float(a))
+        return _computed(_lgamma, a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -176,7 +195,7 @@ class Digamma(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _in_float64(_digamma64, _float(a))
+        return _computed(_digamma, a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -191,7 +210,7 @@ class Polygamma(Function):
     def forward(ctx, a, n):
         ctx.save_for_backward(a)
         ctx.n = n
-        return _in_float64(_polygamma64, _float(a), n)
+        return _computed(_polygamma_values, a, n)
 
     @staticmethod
     def backward(ctx, grad):
@@ -199,24 +218,34 @@ class Polygamma(Function):
         return grad * Polygamma.apply(a, ctx.n + 1), None
 
 
+class PolygammaInplace(Polygamma):
+    """``x.polygamma_(n)``: PyTorch's in-place overload, a node of its own name."""
+
+    node_name = "PolygammaBackward1"
+
+
 class Mvlgamma(Function):
     node_name = "MvlgammaBackward0"
 
     @staticmethod
     def forward(ctx, a, p):
-        x = _float(a)
-        if not np.all(x > (p - 1) / 2):  # (NaN too, as in PyTorch)
-            raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2} for mvlgamma(x, p={p})")
+        if a._data.dtype == np.bool_:
+            raise RuntimeError("The input tensor may not be a boolean tensor: mvlgamma takes numbers, convert with .float()")
+        x = _float(a)  # (PyTorch 2.13 no longer refuses x <= (p-1)/2, where it is not the multivariate gamma)
         ctx.save_for_backward(a)
         ctx.p = p
-        shifted = x[..., None].astype(np.float64) - np.arange(p) / 2
-        out = p * (p - 1) / 4 * math.log(math.pi) + _lgamma64(shifted.reshape(-1)).reshape(shifted.shape).sum(-1)
-        return Tensor._wrap(np.asarray(out).astype(x.dtype, copy=False))
+        # as PyTorch: x + (1-p)/2, ..., x - 1/2, x, their lgamma each in x's dtype, summed in that order
+        shifted = x[..., None] + np.arange(-(p - 1) / 2, 0.5, 0.5).astype(x.dtype)
+        terms = _lgamma(shifted.reshape(-1)).astype(x.dtype).reshape(shifted.shape)
+        total = terms[..., 0].copy()
+        for i in range(1, p):
+            total += terms[..., i]
+        return Tensor._wrap(total + x.dtype.type(p * (p - 1) / 4 * math.log(math.pi)))
 
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        slope = sum(Digamma.apply(a - i / 2) for i in range(ctx.p))
+        slope = sum(Digamma.apply(a - i / 2) for i in reversed(range(ctx.p)))  # (PyTorch's order)
         return grad * slope, None
 
 
@@ -311,7 +340,7 @@ def digamma_(self) -> Tensor:
 
 @tensor_method()
 def polygamma_(self, n: int) -> Tensor:
-    return self._inplace(Polygamma, _order(n, "polygamma"))
+    return self._inplace(PolygammaInplace, _order(n, "polygamma"))
 
 
 @tensor_method()

@@ -32,13 +32,37 @@ def _floating(name: str, a: Tensor, b: Tensor) -> np.dtype:
 
 
 def _log_add(x: np.ndarray, y: np.ndarray, exp, log_base: float) -> np.ndarray:
-    """``max + log(1 + base^-|x - y|) / ln(base)``, in x's dtype, as PyTorch's kernel computes it:
-    the last multiply-add rounded once (a fused multiply-add; in float64 here, exact for float32),
-    and ±inf where both are that infinity, where the formula would give NaN."""
-    with np.errstate(invalid="ignore"):
-        log = np.log1p(exp(-np.abs(x - y))).astype(np.float64)
-        out = (np.maximum(x, y) + log * np.float64(x.dtype.type(1 / log_base))).astype(x.dtype)
+    """``max + log(1 + base^-|x - y|) / ln(base)``, in x's dtype, as PyTorch's kernel computes it (the
+    last multiply-add fused, rounded once), and ±inf where both are that infinity, where the formula
+    would give NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        log = np.log1p(exp(-np.abs(x - y)))
+        out = _fused_multiply_add(log, x.dtype.type(1 / log_base), np.maximum(x, y))
         return np.where(np.isinf(x) & (x == y), x, out)
+
+
+def _fused_multiply_add(a: np.ndarray, b, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` rounded once, as a CPU's fused multiply-add: for float32 in float64 (the product is
+    exact there); for float64 with the product's rounding error recovered (Dekker's split) and added
+    back with the sum's (Knuth's two-sum)."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * np.float64(b) + c).astype(np.float32)
+    product = a * b
+    a_high, a_low = _split(a)
+    b_high, b_low = _split(np.float64(b))
+    product_error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    total = product + c
+    back = total - product
+    sum_error = (product - (total - back)) + (c - back)
+    fused = total + (sum_error + product_error)
+    return np.where(np.isfinite(fused), fused, total)
+
+
+def _split(x):
+    """x = high + low exactly, each with half of float64's 53 bits (Veltkamp's split)."""
+    t = 134217729.0 * x  # 2^27 + 1
+    high = t - (t - x)
+    return high, x - high
 
 
 class Logaddexp(Function):

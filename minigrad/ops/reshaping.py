@@ -53,6 +53,7 @@ def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple:
     """``sections`` pieces of near-equal size along ``dim`` (the first ones one longer), or the
     pieces between the given ``indices``: views, as ``x[start:stop]``."""
     if self.ndim == 0:
+        _split_points(indices_or_sections, 1)  # (a wrong type is a TypeError first, as in PyTorch)
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, self.ndim)
     n = self.shape[d]
@@ -61,15 +62,15 @@ def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple:
 
 def _split_along(a: Tensor, name: str, dim: int, least: int, indices_or_sections) -> tuple:
     """hsplit, vsplit, dsplit: tensor_split along ``dim``, whose int form must divide the dimension."""
-    if a.ndim < least:
-        raise RuntimeError(f"{name} requires a tensor with at least {least} dimension, but got a tensor with "
-                           f"{a.ndim} dimensions!")
     if isinstance(indices_or_sections, Tensor) and indices_or_sections.ndim == 0 and \
             indices_or_sections._data.dtype.kind == "i":  # (a 0-d integer tensor is an int there, as in PyTorch)
         indices_or_sections = int(indices_or_sections._data)
     if isinstance(indices_or_sections, Tensor):
         raise TypeError(f"{name}() received an invalid combination of arguments: got a Tensor, but expected an int "
                         "(sections) or a tuple of ints (indices)")
+    if a.ndim < least:
+        raise RuntimeError(f"{name} requires a tensor with at least {least} dimension, but got a tensor with "
+                           f"{a.ndim} dimensions!")
     if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(indices_or_sections, bool):
         sections = int(indices_or_sections)
         if sections == 0 or a.shape[dim] % sections:
@@ -175,11 +176,13 @@ def atleast_3d(*tensors):
 @tensor_method()
 def sum_to_size(self, *size) -> Tensor:
     """The sum of this tensor down to ``size``, a shape it broadcasts from (the gradient of an expand)."""
+    if not size:
+        raise TypeError("sum_to_size() missing 1 required positional argument: 'size'")
     shape = tuple(_sizes(size, "size"))
     ok = len(shape) <= self.ndim and all(s in (1, n) for s, n in zip(reversed(shape), reversed(self.shape)))
     if not ok:
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(self.shape)}}}.")
-    return sum_to(self, shape)
+    return sum_to(self, shape) if shape else self.sum()  # (to (): always a sum, as PyTorch's)
 
 
 # -- layout queries -------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, integer, sum_to, type_name
-from minigrad.ops.elementwise import Div, _array, _binary, _save_operands, _saved_operands, _shape
+from minigrad.ops.elementwise import Div, _array, _binary, _is_bool, _save_operands, _saved_operands, _shape
 from minigrad.tensor import Tensor, _argument, _tensor_argument
 from minigrad.ops.registry import alias, binary_operator, tensor_method
 
@@ -28,6 +28,9 @@ def _zeros_like(grad: Tensor) -> Tensor:
 
 def _whole(numpy_fn, a: Tensor) -> Tensor:
     x = a._data
+    if x.dtype == np.bool_:
+        raise NotImplementedError(f'"{numpy_fn.__name__}_vml_cpu" not implemented for \'Bool\': convert with '
+                                  ".float() or .long() first")
     return Tensor._wrap(numpy_fn(x) if x.dtype.kind == "f" else x.copy())  # integers are already whole
 
 
@@ -69,6 +72,8 @@ class Round(Function):
         x = a._data
         if x.dtype.kind == "f":
             return Tensor._wrap(np.round(x, decimals))
+        if x.dtype == np.bool_:
+            raise NotImplementedError("\"round_vml_cpu\" not implemented for 'Bool': convert with .float() first")
         if decimals:  # PyTorch rounds integers only to whole numbers
             raise NotImplementedError(f'"round_cpu" not implemented for {a.dtype} with decimals: call .float() first')
         return Tensor._wrap(x.copy())
@@ -246,6 +251,9 @@ class DivRounding(Function):
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
         ctx.shapes = _shape(a), _shape(b)
+        if _is_bool(a) and _is_bool(b):
+            raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool': convert with "
+                                      ".long() first")
         return _divided(_trunc_divide if rounding_mode == "trunc" else np.floor_divide, a, b)
 
     @staticmethod

@@ -55,10 +55,17 @@ class Bincount(_NoDerivative):
 
 def _answer(values: np.ndarray, inverse: np.ndarray, counts: np.ndarray, node: type, a: Tensor,
             return_inverse: bool, return_counts: bool):
-    out = node.apply(a, np.ascontiguousarray(values))
-    extra = [Tensor._wrap(np.ascontiguousarray(x, dtype=np.int64)) for x, wanted in
+    out = node.apply(a, np.require(values, requirements="C"))  # (ascontiguousarray would make a 0-d array 1-d)
+    extra = [Tensor._wrap(np.require(x, np.int64, "C")) for x, wanted in
              ((inverse, return_inverse), (counts, return_counts)) if wanted]
     return (out, *extra) if extra else out
+
+
+def _check_empty_dims(op: str, x: np.ndarray, d: int) -> None:
+    """An empty tensor has distinct slices along ``d`` only if ``d`` is its one dimension of size 0."""
+    if x.size == 0 and (x.shape[d] != 0 or sum(n == 0 for n in x.shape) > 1):
+        raise RuntimeError(f"{op}(): the tensor of shape {list(x.shape)} has dimensions of size 0 other than dim "
+                           f"{d}, so it has no slices along it to compare")
 
 
 # -- unique, unique_consecutive -------------------------------------------------------------------
@@ -74,10 +81,10 @@ def unique(self, sorted: bool = True, return_inverse: bool = False, return_count
     if dim is None:
         values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
         return _answer(values, inverse.reshape(x.shape), counts, Unique2, self, return_inverse, return_counts)
+    if self.ndim == 0:
+        raise IndexError(f"unique(): a 0-d tensor has no dimension {dim}: leave dim out")
     d = wrap_dim(dim, self.ndim)
-    if self.ndim == 0 or (x.shape[d] == 0 and x.size == 0 and any(n == 0 for i, n in enumerate(x.shape) if i != d)):
-        raise RuntimeError(f"Number of zero sized dimensions is more than one, so unique cannot be applied along "
-                           f"dim {dim}")
+    _check_empty_dims("unique", x, d)
     values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=d)
     return _answer(values, inverse.reshape(-1), counts, UniqueDim, self, return_inverse, return_counts)
 
@@ -93,8 +100,11 @@ def unique_consecutive(self, return_inverse: bool = False, return_counts: bool =
         starts[1:] = flat[1:] != flat[:-1]
         values, shape = flat[starts], x.shape
     else:
+        if self.ndim == 0:
+            raise IndexError(f"unique_consecutive(): a 0-d tensor has no dimension {dim}: leave dim out")
         d = wrap_dim(dim, self.ndim)
-        slices = np.moveaxis(x, d, 0).reshape(x.shape[d] if x.ndim else 1, -1)
+        _check_empty_dims("unique_consecutive", x, d)
+        slices = np.moveaxis(x, d, 0).reshape(x.shape[d], math.prod(x.shape) // max(x.shape[d], 1))
         starts = np.ones(slices.shape[0], dtype=bool)
         starts[1:] = (slices[1:] != slices[:-1]).any(axis=1)
         values, shape = np.compress(starts, x, axis=d), (starts.size,)
@@ -112,9 +122,11 @@ def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     if self._data.dtype.kind not in "iu":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{dtypes.scalar_type_name(self._data.dtype)}':"
                                   " bincount counts integers, convert the input with .long()")
+    x = self._data
+    if x.ndim == 1 and x.size == 0:  # counts of nothing: int64 zeros, weights or not, as in PyTorch
+        return Tensor._wrap(np.zeros(max(minlength, 0), dtype=np.int64))
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    x = self._data
     if x.ndim != 1 or (x.size and x.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
@@ -134,10 +146,7 @@ def histc(self, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002 (PyTorch
     (both 0: the data's own range). Elements outside the range are not counted."""
     bins, low, high = integer(bins, "bins"), number(min, "min"), number(max, "max")
     x = self._data
-    if x.dtype.kind != "f":
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{dtypes.scalar_type_name(x.dtype)}': "
-                                  "convert the input with .float()")
-    if bins <= 0:
+    if bins <= 0:  # (the arguments are checked before the dtype, as in PyTorch)
         raise RuntimeError(f"histogram(): bins must be > 0, but got {bins} for dimension 0")
     if low == high and x.size:
         low, high = float(x.min()), float(x.max())
@@ -147,6 +156,9 @@ def histc(self, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002 (PyTorch
         raise RuntimeError(f"histc: range of [{low}, {high}] is not finite")
     if low > high:
         raise RuntimeError("histc: max must be larger than min")
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{dtypes.scalar_type_name(x.dtype)}': "
+                                  "convert the input with .float()")
     lo, hi = x.dtype.type(low), x.dtype.type(high)
     inside = x[(x >= lo) & (x <= hi)]
     # PyTorch's linear binning, in the input's dtype; the right edge belongs to the last bin
