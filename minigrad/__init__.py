@@ -37,6 +37,9 @@ from minigrad import linalg  # torch.linalg; it also gives Tensor det, inverse, 
 from minigrad.ops import distances, numerical, order_statistics, sample_statistics  # noqa: F401
 from minigrad.ops.distances import cdist
 from minigrad.ops.numerical import cumulative_trapezoid, trapezoid, trapz, vander
+from minigrad.sampling import Generator, get_rng_state, normal, randint_like, set_rng_state  # (and Tensor.random_ ...)
+from minigrad.type_info import can_cast, finfo, iinfo, promote_types, result_type
+from minigrad.threads import get_num_threads, set_num_threads
 from minigrad.ops.arrange import column_stack, concat, concatenate, dstack, hstack, meshgrid, vstack
 from minigrad.ops.extrema import std_mean, var_mean
 from minigrad.ops.gamma import polygamma

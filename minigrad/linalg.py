@@ -23,7 +23,7 @@ import numpy as np
 from minigrad import dtypes, return_types
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import cat, where
-from minigrad.ops.broadcast import NOT_GIVEN, integer, number, sum_to, wrap_dim
+from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, number, sum_to, wrap_dim
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.stats import Norm
 from minigrad.tensor import Tensor, _tensor_argument
@@ -298,7 +298,7 @@ def pinv(A: Tensor, rcond=NOT_GIVEN, hermitian: bool = False, *, atol=None, rtol
 @tensor_method(top_level=True, out=False)
 def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: ``linalg.pinv(self, rtol=rcond)``."""
-    return pinv(self, rtol=rcond)
+    return pinv(self, rtol=number(rcond, "rcond"))
 
 
 class Lstsq(Function):
@@ -563,20 +563,20 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 @tensor_method("cholesky", top_level=True)
 def _cholesky(self: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky``: ``linalg.cholesky`` with ``upper`` positional."""
-    return CholeskyLegacy.apply(_matrices("cholesky", self), bool(upper))
+    return CholeskyLegacy.apply(_matrices("cholesky", self), flag(upper, "upper"))
 
 
 @tensor_method("qr", top_level=True, out=False)
 def _qr(self: Tensor, some: bool = True) -> return_types.qr:
     """``torch.qr``: ``linalg.qr`` in mode 'reduced' (``some``) or 'complete'."""
-    return return_types.qr(*qr(self, "reduced" if some else "complete"))
+    return return_types.qr(*qr(self, "reduced" if flag(some, "some") else "complete"))
 
 
 @tensor_method("svd", top_level=True, out=False)
 def _svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> return_types.svd:
     """``torch.svd``: (U, S, V) with V = Vhᵀ; without ``compute_uv``, U and V are zeros."""
-    U, S, Vh = svd(self, full_matrices=not some)
-    if not compute_uv:
+    U, S, Vh = svd(self, full_matrices=not flag(some, "some"))
+    if not flag(compute_uv, "compute_uv"):
         return return_types.svd(U.detach().zero_(), S, Vh.detach().mT.zero_())
     return return_types.svd(U, S, Vh.mT)
 

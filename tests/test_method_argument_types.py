@@ -187,9 +187,23 @@ BASE = {
     "unique": (M23, (True, True), {"return_counts": True, "dim": 1}),
     "unique_consecutive": (M23, (True, True), {"dim": 0}),
     "bincount": (T([1, 0, 3], "int64"), (T([1.0, 2.0, 0.5]),), {"minlength": 5}), "histc": (M23, (4, -1.0, 3.0), {}),
+    # linear algebra, order statistics and sampling
+    "cholesky": (T([[2.0, 1.0], [1.0, 3.0]]), (True,), {}), "pinverse": (M23, (1e-10,), {}),
+    "qr": (M23, (False,), {}), "svd": (M32, (True,), {"compute_uv": True}), "matrix_power": (M22, (3,), {}),
+    "median": (M23, (1,), {"keepdim": True}), "nanmedian": (M23, (1,), {"keepdim": True}),
+    "kthvalue": (M23, (2, 1), {"keepdim": True}), "mode": (M23, (1,), {"keepdim": True}),
+    "quantile": (M23, (0.25, 1), {"keepdim": True, "interpolation": "lower"}),
+    "nanquantile": (M23, (T([0.25, 0.5]), 1), {"keepdim": True, "interpolation": "midpoint"}),
+    "aminmax": (M23, (), {"dim": 1, "keepdim": True}), "cov": (M23, (), {"correction": 0, "aweights": V3}),
+    "histogram": (M23, (3,), {"range": (-1.0, 3.0), "density": True}), "dist": (M23, (M23, 3), {}),
+    "logcumsumexp": (M23, (1,), {}), "renorm": (M23, (2, 0, 1.0), {}), "is_same_size": (M23, (M32,), {}),
+    "multinomial": (T([0.2, 0.3, 0.5]), (2, True), {}), "bernoulli": (T([0.2, 0.3, 0.5]), (0.3,), {}),
+    "bernoulli_": (M23, (0.3,), {}), "random_": (M23, (1, 5), {}), "exponential_": (M23, (2.0,), {}),
+    "geometric_": (M23, (0.3,), {}), "log_normal_": (M23, (1.0, 2.0), {}), "cauchy_": (M23, (0.0, 1.0), {}),
 }
 # Methods whose values are not compared: random, or whatever memory held.
-UNCOMPARED = {"new_empty", "uniform_", "normal_", "new_empty_strided"}
+UNCOMPARED = {"new_empty", "uniform_", "normal_", "new_empty_strided", "multinomial", "bernoulli", "bernoulli_",
+              "random_", "exponential_", "geometric_", "log_normal_", "cauchy_"}
 
 # Methods of both libraries that take arguments but are not generated, and why.
 EXCLUDED = {

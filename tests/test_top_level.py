@@ -99,6 +99,7 @@ OTHER_ARGS = {
     "pinverse": (), "cholesky": (), "qr": (), "svd": (), "matrix_power": (2,),
     "median": (), "nanmedian": (), "kthvalue": (1,), "mode": (), "quantile": (0.5,), "nanquantile": (0.5,),
     "aminmax": (), "cov": (), "histogram": (3,), "dist": ("x",), "logcumsumexp": (1,), "renorm": (2, 0, 1.0),
+    "multinomial": (1,), "bernoulli": (), "poisson": (), "is_same_size": ("x",),
     "logit": (), "logit_": (), "hypot": ("x",), "lerp": ("x", 0.5), "clamp_min": (0.5,), "clamp_max": (0.5,),
     "clamp_min_": (0.5,), "clamp_max_": (0.5,), "minimum": ("x",), "fmax": ("x",), "fmin": ("x",),
     "logical_and": ("x",), "logical_or": ("x",), "logical_xor": ("x",), "nan_to_num": (), "nan_to_num_": (),

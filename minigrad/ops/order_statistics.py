@@ -16,7 +16,7 @@ import numpy as np
 
 from minigrad import return_types
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import flag, integer, wrap_dim
+from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, type_name, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.shape import IndexAdd
@@ -106,9 +106,12 @@ def _check_not_empty(name: str, a: Tensor, dim: int | None) -> None:
                          f"of shape {list(a.shape)} has no values there")
 
 
-def _median(a: Tensor, dim, keepdim: bool, ignore_nan: bool):
+def _median(a: Tensor, dim, keepdim, ignore_nan: bool):
+    """PyTorch's two overloads: median() of every element, median(dim, keepdim=False) along dim."""
     name = "nanmedian" if ignore_nan else "median"
-    if dim is None:
+    if dim is NOT_GIVEN:
+        if keepdim is not NOT_GIVEN:
+            raise TypeError(f"{name}(): keepdim goes with a dim: pass {name}(dim, keepdim={keepdim})")
         if a.numel() == 0:
             return (Nanmedian if ignore_nan else Median).apply(a, np.nan)
         x = a._data.ravel()
@@ -118,9 +121,9 @@ def _median(a: Tensor, dim, keepdim: bool, ignore_nan: bool):
         else:
             value = np.partition(values, (values.size - 1) // 2)[(values.size - 1) // 2]
         return (Nanmedian if ignore_nan else Median).apply(a, value)
-    d = wrap_dim(dim, a.ndim)
+    d = wrap_dim(integer(dim, "dim"), a.ndim)
     _check_not_empty(name, a, d)
-    keepdim = flag(keepdim, "keepdim")
+    keepdim = False if keepdim is NOT_GIVEN else flag(keepdim, "keepdim")
     node, named = (NanmedianDim, return_types.nanmedian) if ignore_nan else (MedianDim, return_types.median)
     if a.ndim == 0:
         return named(*node.apply(a, d, None, keepdim))
@@ -134,13 +137,13 @@ def _median(a: Tensor, dim, keepdim: bool, ignore_nan: bool):
 
 
 @tensor_method(top_level=True, out=False)  # (PyTorch's takes out= only with a dim, as a tuple)
-def median(self: Tensor, dim: int | None = None, keepdim: bool = False):
+def median(self: Tensor, dim: int = NOT_GIVEN, keepdim: bool = NOT_GIVEN):
     """The lower median of all elements (a tensor), or along ``dim`` as (values, indices); NaN if any is NaN."""
     return _median(self, dim, keepdim, ignore_nan=False)
 
 
 @tensor_method(top_level=True, out=False)  # (PyTorch's takes out= only with a dim, as a tuple)
-def nanmedian(self: Tensor, dim: int | None = None, keepdim: bool = False):
+def nanmedian(self: Tensor, dim: int = NOT_GIVEN, keepdim: bool = NOT_GIVEN):
     """median with the NaNs left out (NaN only where every value is NaN)."""
     return _median(self, dim, keepdim, ignore_nan=True)
 
@@ -191,11 +194,15 @@ def _quantile(name: str, a: Tensor, q, dim, keepdim: bool, interpolation: str, i
     if a._data.dtype.kind != "f":
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype, got {a.dtype}: "
                            "convert it with .float()")
+    if not isinstance(interpolation, str):
+        raise TypeError(f"{name}(): argument 'interpolation' must be str, not {type_name(interpolation)}")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
                            f"Got {interpolation}")
     scalar_q = not isinstance(q, Tensor)
     if scalar_q:
+        if not isinstance(q, (float, int, np.number, np.bool_)):
+            raise TypeError(f"{name}(): argument 'q' must be a float or a Tensor, not {type_name(q)}")
         qs = np.array([float(q)], dtype=a._data.dtype)
     else:
         if q.ndim > 1:

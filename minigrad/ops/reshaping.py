@@ -212,3 +212,11 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
     memory = np.empty(length, dtype=np_dtype)
     out = Tensor._wrap(strided_view(memory, size, tuple(s * memory.itemsize for s in stride)))
     return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+@tensor_method(top_level=True, out=False)
+def is_same_size(self, other: Tensor) -> bool:
+    """Whether ``other`` has the same shape as ``self``."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' must be Tensor, not {type(other).__name__}")
+    return self.shape == other.shape

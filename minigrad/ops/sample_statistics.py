@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from minigrad import return_types
-from minigrad.ops.broadcast import flag
+from minigrad.ops.broadcast import flag, integer, type_name
 from minigrad.ops.registry import tensor_method
 from minigrad.tensor import Tensor
 
@@ -37,6 +37,10 @@ def cov(self: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if self.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                          f"{self.ndim} dimensions")
+    correction = integer(correction, "correction")
+    for name, weights in (("fweights", fweights), ("aweights", aweights)):
+        if weights is not None and not isinstance(weights, Tensor):
+            raise TypeError(f"cov(): argument '{name}' must be Tensor, not {type_name(weights)}")
     x = self.reshape(1, -1) if self.ndim < 2 else self
     observations = x.shape[1]
     w = None
@@ -95,12 +99,23 @@ def histogram(self: Tensor, bins, *, range: tuple | None = None, weight: Tensor 
               density: bool = False) -> return_types.histogram:
     """Counts of ``self``'s values in ``bins`` equal bins over ``range`` (min to max by default), or
     in the bins between the edges of a 1-D tensor ``bins``; ``(hist, bin_edges)``."""
+    density = flag(density, "density")
+    if range is not None and (not isinstance(range, (tuple, list))
+                              or not all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in range)):
+        raise TypeError(f"histogram(): argument 'range' must be tuple of floats, not {type_name(range)}")
+    if range is not None and len(range) != 2:
+        raise RuntimeError(f"histogram(): range should have 2 elements (min, max), but got {len(range)}")
+    if not isinstance(bins, Tensor) or bins.ndim == 0 and bins._data.dtype.kind in "iu":  # (a 0-d int is a count)
+        bins = integer(bins, "bins")
     if self._data.dtype.kind != "f":
         raise NotImplementedError(f"histogram is not implemented for {self.dtype}: convert the tensor with .float()")
     if isinstance(bins, Tensor):
         if range is not None:
             raise TypeError("histogram(): range= goes with a number of bins; bin edges given as a tensor already "
                             "fix the range")
+        if bins._data.dtype != self._data.dtype:
+            raise RuntimeError(f"histogram(): input tensor and bins tensors should have the same dtype, but got "
+                               f"input with dtype {self.dtype} and bins with dtype {bins.dtype}")
         if bins.ndim != 1 or bins.numel() < 1:
             raise RuntimeError(f"histogram(): bins tensor should have one dimension and at least 1 element, got "
                                f"shape {list(bins.shape)}")
