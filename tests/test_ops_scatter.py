@@ -105,7 +105,7 @@ def values(draw, shape, ties: bool = False, zeros: bool = False):
 
 @st.composite
 def scatter_index(draw, shape, dim, bad: bool = True):
-    """An index no larger than ``shape``, its entries in [0, shape[dim]) (repeats likely), sometimes one out of range."""
+    """An index no larger than ``shape``, entries in [0, shape[dim]) (repeats likely), sometimes one out of range."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     index_shape = tuple(draw(st.integers(1, n)) for n in shape)
     index = rng.integers(0, shape[dim], index_shape)
@@ -311,7 +311,8 @@ def test_take_along_dim_matches_torch(shape, data):
     else:
         dim = data.draw(st.integers(-len(shape), len(shape) - 1))
         index_shape = tuple(data.draw(st.sampled_from([1, n])) for n in shape)
-        index_shape = index_shape[:dim % len(shape)] + (data.draw(st.integers(1, 4)),) + index_shape[dim % len(shape) + 1:]
+        d = dim % len(shape)
+        index_shape = index_shape[:d] + (data.draw(st.integers(1, 4)),) + index_shape[d + 1:]
         index = rng.integers(0, shape[dim], index_shape)
     index = index.astype(data.draw(st.sampled_from(["int64", "int64", "int32"])))
     assert_same(lambda L, x, i: x.take_along_dim(i, dim) if dim is not None else L.take_along_dim(x, i),
@@ -325,7 +326,7 @@ def test_where_method_matches_torch(shape, data):
     y = data.draw(st.sampled_from([None, 0.5]))
     condition = data.draw(values(shape)) > 0
     other = data.draw(values(shape[1:])) if y is None else y
-    assert_same(lambda L, x, c, o=other: x.where(c, o) if y is not None else x.where(c, L.tensor(o, requires_grad=True)),
+    assert_same(lambda L, x, c: x.where(c, other if y is not None else L.tensor(other, requires_grad=True)),
                 [data.draw(values(shape)), condition])
     assert_same(lambda L, x, c: x.where(c.float(), 1.0), [data.draw(values(shape)), condition])
 

@@ -204,7 +204,8 @@ def storage_offset(self) -> int:
 @tensor_method()
 def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` whose neighbours lie ``stride`` elements apart in memory."""
-    size, stride = _int_tuple("new_empty_strided", "size", 1, size), _int_tuple("new_empty_strided", "stride", 2, stride)
+    size = _int_tuple("new_empty_strided", "size", 1, size)
+    stride = _int_tuple("new_empty_strided", "stride", 2, stride)
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides for {len(size)} sizes")
     np_dtype = dtypes.to_numpy_dtype(dtype) if dtype is not None else self._data.dtype
