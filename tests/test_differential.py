@@ -101,6 +101,13 @@ def test_a_write_that_reads_what_it_overwrote_is_unspecified():
                                    ("inplace", "add_", 0, 1, None, True)])[-1] == ("unspecified", 2)
     assert interpreter.run(torch, [x, ("index", 0, (0,)), ("setitem", 0, (slice(None), 1), 1, None, True)])[-1] == (
         "unspecified", 2)
+    # seed 7240: x[[0, 1]] = x[:, 0] (index_put_) writes x[0, 1] before it reads it as the value's x[1, 0]
+    y = ("leaf", (3, 3), False, 0, "normal")
+    assert interpreter.run(torch, [y, ("multi", "unbind", 0, (1,), 3),
+                                   ("setitem", 0, (("list", (0, 1)),), 1, None, True)])[-1] == ("unspecified", 2)
+    z = ("leaf", (2, 3), False, 0, "normal")  # column 1 from column 0: specified
+    assert interpreter.run(torch, [z, ("multi", "unbind", 0, (1,), 3),
+                                   ("setitem", 0, (("list", (0, 1)), 1), 1, None, True)])[-1][0] == "grad"
     # the same memory element for element, disjoint memory, a 0-d value (read once): specified
     for program in ([x, ("inplace", "add_", 0, 0, None, True)],
                     [x, ("index", 0, (0,)), ("setitem", 0, (1,), 1, None, True)],

@@ -457,8 +457,13 @@ def _execute(lib, step: Step, env: list, i: int) -> None:
             t[_key(lib, key, tuple(t.shape))] = value
             basic = not any(isinstance(part, tuple) and part[0] in ("list", "mask") for part in key)
             # a 0-d value is read once (torch fills with its item()), whatever it aliases
-            if lib.__name__ == "torch" and operand is not None and basic and value.dim() > 0:
-                if _order_dependent(t[_key(lib, key, tuple(t.shape))], value):
+            if lib.__name__ == "torch" and operand is not None and value.dim() > 0:
+                if basic:
+                    dependent = _order_dependent(t[_key(lib, key, tuple(t.shape))], value)
+                else:  # index_put_: where the elements it writes lie in memory, in the key's order
+                    where = lib.from_numpy(_memory_positions(t, tuple(t.shape)))[_key(lib, key, tuple(t.shape))]
+                    dependent = _shares_storage(t, value) and _reads_a_written_element(where.numpy(), value)
+                if dependent:
                     raise Unspecified
     elif kind == "hook":
         _, slot, scale = step
@@ -513,20 +518,29 @@ def _order_dependent(written, read) -> bool:
     torch refuses such a partial overlap when it can prove it (both tensors dense); on other strided
     layouts (``x.add_(x[:, :1])``) it runs its loop anyway and the result depends on the loop's order.
     """
-    if written.numel() == 0 or read.untyped_storage().data_ptr() != written.untyped_storage().data_ptr():
-        return False
-    shape = tuple(written.shape)
-    grid = np.indices(shape).reshape(len(shape), written.numel())
+    return (written.numel() > 0 and _shares_storage(written, read)
+            and _reads_a_written_element(_memory_positions(written, tuple(written.shape)), read))
 
-    def positions(t) -> np.ndarray:
-        """Where each element of ``t``, broadcast to ``shape``, lives (no torch op: they check views)."""
-        strides = np.zeros(len(shape), dtype=np.int64)
-        for k, (n, stride) in enumerate(zip(reversed(t.shape), reversed(t.stride()))):
-            strides[len(shape) - 1 - k] = stride if n != 1 else 0
-        return t.storage_offset() + strides @ grid
 
-    w, r = positions(written), positions(read)
+def _shares_storage(a, b) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _reads_a_written_element(written: np.ndarray, read) -> bool:
+    """Whether a write to the storage positions ``written`` from ``read`` (a torch tensor on the same
+    storage, broadcast to their shape) reads, for some element, a position another element writes."""
+    w, r = written.reshape(-1), _memory_positions(read, written.shape).reshape(-1)
     return bool(np.any(np.isin(r, w) & (r != w)))
+
+
+def _memory_positions(t, shape: tuple) -> np.ndarray:
+    """Where each element of the torch tensor ``t``, broadcast to ``shape``, lies in its storage
+    (no torch op: they check views)."""
+    grid = np.indices(shape).reshape(len(shape), int(np.prod(shape)))
+    strides = np.zeros(len(shape), dtype=np.int64)
+    for k, (n, stride) in enumerate(zip(reversed(t.shape[t.dim() - len(shape):]), reversed(t.stride()))):
+        strides[len(shape) - 1 - k] = stride if n != 1 else 0  # (leading 1s of t beyond shape: none)
+    return (t.storage_offset() + strides @ grid).reshape(shape)
 
 
 class _nothing:
