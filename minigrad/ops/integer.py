@@ -4,7 +4,7 @@
 They work on the bits of integers (and bools, for the logic), so a float tensor is PyTorch's
 NotImplementedError, and they have no gradient. Two rules differ from NumPy's: a shift by a
 negative amount or by the width of the type or more gives 0 (a right shift of a negative
-number gives -1, its sign), where C and NumPy leave the result undefined; and lcm is never
+number gives -1, its sign), where C (and NumPy before 2.0) leave the result undefined; and lcm is never
 negative, as gcd is not.
 """
 from __future__ import annotations
@@ -24,9 +24,16 @@ def _apply(kernel: str, numpy_fn, a, b, bools: bool = True, into: Tensor | None 
     x = a._data if isinstance(a, Tensor) else a
     y = b._data if isinstance(b, Tensor) else b
     want = dtypes.result_type(x, y)
-    if into is not None and not np.can_cast(want, into._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {dtypes.from_numpy_dtype(want)} can't be cast to the desired output "
-                           f"type {into.dtype}")
+    if into is not None:  # (PyTorch's order: the shape, then the dtype, then the kernel)
+        try:
+            shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+        except ValueError:
+            raise broadcast_error(np.shape(x), np.shape(y)) from None
+        if shape != into._data.shape:
+            raise RuntimeError(f"output with shape {list(into.shape)} doesn't match the broadcast shape {list(shape)}")
+        if not np.can_cast(want, into._data.dtype, "same_kind"):
+            raise RuntimeError(f"result type {dtypes.from_numpy_dtype(want)} can't be cast to the desired output "
+                               f"type {into.dtype}")
     if want.kind not in ("iub" if bools else "iu"):
         raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{dtypes.scalar_type_name(want)}\': '
                                   "convert the tensors with .long() (or .bool()) first")
@@ -95,8 +102,6 @@ def _declare(name: str, numpy_fn, kernel: str, bools: bool, dunder: str) -> None
 def _write(self: Tensor, out: Tensor) -> Tensor:
     """Write an integer result into ``self`` (no graph: these ops are only defined on integers and
     bools, which never require grad)."""
-    if out.shape != self.shape:
-        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(out.shape)}")
     self._data[...] = out._data
     self._version_counter.value += 1
     return self
