@@ -564,6 +564,32 @@ def test_error_functions_are_within_a_few_ulps_of_torch(name):
     assert _ulps(ours, getattr(torch.tensor(x), name)()) <= 8
 
 
+# -- the gamma family and i0 are computed in NumPy here, with PyTorch's algorithms: at many points ---------
+GAMMA_FAMILY = {"lgamma": lambda L, x: x.lgamma(), "digamma": lambda L, x: x.digamma(),
+                "trigamma": lambda L, x: x.polygamma(1), "polygamma_2": lambda L, x: L.polygamma(2, x),
+                "polygamma_5": lambda L, x: L.polygamma(5, x), "mvlgamma_3": lambda L, x: x.mvlgamma(3),
+                "i0": lambda L, x: x.i0(), "sinc": lambda L, x: x.sinc()}
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize("name", list(GAMMA_FAMILY))
+def test_gamma_family_is_within_a_few_ulps_of_torch(name, dtype):
+    """Both signs, the poles and the points between them, tiny and huge values: the same non-finite
+    values, and the finite ones within 16 ulps of the result (or of 1, near a zero of the function)."""
+    rng = np.random.default_rng(11)
+    x = np.concatenate([np.linspace(-12, 12, 4801), rng.uniform(-30, 30, 2000), np.logspace(-30, 2.5, 300),
+                        -np.logspace(-30, 1.5, 300), [0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, 700.0, 88.0, 90.0]])
+    x = x.astype(dtype)
+    ours = GAMMA_FAMILY[name](minigrad, minigrad.tensor(x)).numpy()
+    theirs = GAMMA_FAMILY[name](torch, torch.tensor(x)).numpy()
+    finite = np.isfinite(theirs)
+    np.testing.assert_array_equal(np.isfinite(ours), finite)
+    np.testing.assert_array_equal(ours[~finite], theirs[~finite])
+    scale = np.maximum(np.abs(theirs[finite]), 1) * np.finfo(dtype).eps
+    assert np.max(np.abs(ours[finite] - theirs[finite]) / scale, initial=0) <= 16
+
+
 # -- predicates and logic: bool results, no gradient, on every dtype --------------------------------------
 PREDICATES = {
     "isnan": lambda L, x: x.isnan(), "isinf": lambda L, x: L.isinf(x), "isfinite": lambda L, x: x.isfinite(),
