@@ -66,6 +66,9 @@ def where(condition: Tensor, input, other) -> Tensor:
         check_tensor("where", "input", 2, input, numbers=True)
     if type(other) not in _TENSOR_OR_NUMBER:
         check_tensor("where", "other", 3, other, numbers=True)
+    if condition._data.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{condition.dtype}: compare it (x > 0) or use .bool()")
     return elementwise.Where.apply(condition, input, other)
 
 

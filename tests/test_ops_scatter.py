@@ -329,6 +329,7 @@ def test_where_method_matches_torch(shape, data):
     assert_same(lambda L, x, c: x.where(c, other if y is not None else L.tensor(other, requires_grad=True)),
                 [data.draw(values(shape)), condition])
     assert_same(lambda L, x, c: x.where(c.float(), 1.0), [data.draw(values(shape)), condition])
+    assert_same(lambda L, x, c: L.where(c.long(), x, 1.0), [data.draw(values(shape)), condition])
 
 
 # -- diagonal_scatter, select_scatter, slice_scatter ----------------------------------------------

@@ -681,10 +681,7 @@ def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
 
 @tensor_method("where")
 def _where(self, condition: Tensor, y) -> Tensor:
-    """``x.where(condition, y)`` is ``minigrad.where(condition, x, y)``; the condition must be a bool tensor."""
-    if isinstance(condition, Tensor) and condition._data.dtype != np.bool_:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{condition.dtype}: compare it (x > 0) or use .bool()")
+    """``x.where(condition, y)`` is ``minigrad.where(condition, x, y)``."""
     return where(condition, self, y)
 
 
