@@ -538,8 +538,9 @@ def _memory_positions(t, shape: tuple) -> np.ndarray:
     (no torch op: they check views)."""
     grid = np.indices(shape).reshape(len(shape), int(np.prod(shape)))
     strides = np.zeros(len(shape), dtype=np.int64)
-    for k, (n, stride) in enumerate(zip(reversed(t.shape[t.dim() - len(shape):]), reversed(t.stride()))):
-        strides[len(shape) - 1 - k] = stride if n != 1 else 0  # (leading 1s of t beyond shape: none)
+    for k, (n, stride) in enumerate(zip(reversed(t.shape), reversed(t.stride()))):
+        if k < len(shape):  # (t's leading dimensions beyond shape are 1s: they place nothing)
+            strides[len(shape) - 1 - k] = stride if n != 1 else 0
     return (t.storage_offset() + strides @ grid).reshape(shape)
 
 
