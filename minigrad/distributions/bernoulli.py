@@ -1,0 +1,106 @@
+"""Bernoulli(probs | logits): a coin, 1 with probability ``probs``; REINFORCE's binary action.
+
+    log p(x) = x log p + (1 - x) log(1 - p) = -BCEWithLogits(logits, x)
+It has no rsample (a draw is not a differentiable function of p): use log_prob's gradient
+(the score function) or RelaxedBernoulli.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+from minigrad import creation, random
+from minigrad.autograd.grad_mode import no_grad
+from minigrad.distributions import constraints
+from minigrad.distributions.exp_family import ExponentialFamily
+from minigrad.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from minigrad.nn.functional import binary_cross_entropy_with_logits
+from minigrad.tensor import Size, Tensor
+
+__all__ = ["Bernoulli"]
+
+
+class Bernoulli(ExponentialFamily):
+    """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0; give exactly one of them."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+
+    def __init__(self, probs: Tensor | Number | None = None, logits: Tensor | Number | None = None,
+                 validate_args: bool | None = None) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            is_scalar = isinstance(probs, Number)
+            (self.probs,) = broadcast_all(probs)
+        else:
+            is_scalar = isinstance(logits, Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> Bernoulli:
+        new = self._get_checked_instance(Bernoulli, _instance)
+        batch_shape = Size(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = new._param = self.probs.expand(batch_shape)
+        if "logits" in self.__dict__:
+            new.logits = new._param = self.logits.expand(batch_shape)
+        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        """1 where p > 1/2, 0 where p < 1/2, NaN at a tie."""
+        probs = self.probs.detach()
+        return (probs >= 0.5).to(probs.dtype).masked_fill(probs == 0.5, math.nan)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+    def sample(self, sample_shape=Size()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            probs = self.probs.expand(shape)
+            return (Tensor._wrap(random.generator().random(tuple(shape))) < probs.double()).to(probs.dtype)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    def entropy(self) -> Tensor:
+        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        values = creation.arange(2, dtype=self._param.dtype).reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.probs.logit(),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.exp().log1p()

@@ -1,0 +1,105 @@
+"""RelaxedBernoulli(temperature, probs | logits): the Concrete / Gumbel-sigmoid relaxation of a coin.
+
+A draw is sigmoid((logit u + logits) / temperature) with u ~ U(0, 1): a value in (0, 1) that is a
+differentiable function of the logits, and tends to a Bernoulli draw as the temperature goes to 0.
+LogitRelaxedBernoulli is the same before the sigmoid.
+"""
+from __future__ import annotations
+
+from numbers import Number
+
+from minigrad import random
+from minigrad.distributions import constraints
+from minigrad.distributions.distribution import Distribution
+from minigrad.distributions.transformed_distribution import TransformedDistribution
+from minigrad.distributions.transforms import SigmoidTransform
+from minigrad.distributions.utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from minigrad.tensor import Size, Tensor
+
+__all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
+
+
+class LogitRelaxedBernoulli(Distribution):
+    """The logit of a RelaxedBernoulli draw: (logit u + logits) / temperature."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.real
+
+    def __init__(self, temperature: Tensor, probs: Tensor | Number | None = None,
+                 logits: Tensor | Number | None = None, validate_args: bool | None = None) -> None:
+        self.temperature = temperature
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            is_scalar = isinstance(probs, Number)
+            (self.probs,) = broadcast_all(probs)
+        else:
+            is_scalar = isinstance(logits, Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> LogitRelaxedBernoulli:
+        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
+        batch_shape = Size(batch_shape)
+        new.temperature = self.temperature
+        if "probs" in self.__dict__:
+            new.probs = new._param = self.probs.expand(batch_shape)
+        if "logits" in self.__dict__:
+            new.logits = new._param = self.logits.expand(batch_shape)
+        super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+    def rsample(self, sample_shape=Size()) -> Tensor:
+        shape = tuple(self._extended_shape(sample_shape))
+        probs = clamp_probs(self.probs.expand(shape))
+        uniforms = clamp_probs(Tensor._wrap(random.generator().random(shape, dtype=probs._data.dtype)))
+        return (uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()) / self.temperature
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        diff = logits - value.mul(self.temperature)
+        return self.temperature.log() + diff - 2 * diff.exp().log1p()
+
+
+class RelaxedBernoulli(TransformedDistribution):
+    """A value in (0, 1) that relaxes a Bernoulli draw; lower ``temperature`` is closer to 0/1."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor, probs: Tensor | Number | None = None,
+                 logits: Tensor | Number | None = None, validate_args: bool | None = None) -> None:
+        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> RelaxedBernoulli:
+        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedBernoulli, _instance))
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs
