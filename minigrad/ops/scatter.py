@@ -10,7 +10,9 @@ product of the others, a tie for a max shares the gradient evenly).
 
 The index_* forms are the scatter forms with a vector index spread along the other dims
 (``_spread``): ``a.index_add(0, i, s)`` is ``a.scatter_add(0, i[:, None].expand_as(s), s)``.
-So one ``Function`` per kind of write serves both, each named as PyTorch names its node.
+So one ``Function`` per kind of write serves both forms (``Scatter`` also index_copy and index_fill,
+``ScatterReduce`` also index_reduce), each subclass named as PyTorch names its node; index_add
+has its own for alpha, and scatter_add keeps indexing.py's ``ScatterAdd``.
 """
 from __future__ import annotations
 
