@@ -11,7 +11,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.device import resolve as resolve_device
-from minigrad.random import generator
+from minigrad.random import generator as _generator_of
 from minigrad.ops.broadcast import number, type_name
 from minigrad.tensor import Tensor, _sizes
 from minigrad.ops.registry import tensor_method
@@ -208,37 +208,40 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: 
     return _new(np.full(t.shape, fill_value).astype(_like_dtype(t, dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
-    return _new(_random(generator().standard_normal, _shape(size), _dtype(dtype), "normal_kernel_cpu"), requires_grad)
+    draw = _generator_of(generator).standard_normal
+    return _new(_random(draw, _shape(size), _dtype(dtype), "normal_kernel_cpu"), requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     resolve_device(device)
-    return _new(_random(generator().random, _shape(size), _dtype(dtype), "check_uniform_bounds"), requires_grad)
+    draw = _generator_of(generator).random
+    return _new(_random(draw, _shape(size), _dtype(dtype), "check_uniform_bounds"), requires_grad)
 
 
-def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return randn(t.shape, dtype=_like_dtype(t, dtype), device=device, requires_grad=requires_grad)
+def randn_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return randn(t.shape, generator=generator, dtype=_like_dtype(t, dtype), device=device, requires_grad=requires_grad)
 
 
-def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return rand(t.shape, dtype=_like_dtype(t, dtype), device=device, requires_grad=requires_grad)
+def rand_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return rand(t.shape, generator=generator, dtype=_like_dtype(t, dtype), device=device, requires_grad=requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: tuple = (), *, dtype=None, device=None) -> Tensor:
+def randint(low: int, high: int | None = None, size: tuple = (), *, generator=None, dtype=None, device=None) -> Tensor:
     """Integers in [low, high); ``randint(high, size)`` starts at 0, as in PyTorch."""
     resolve_device(device)
     if isinstance(high, (tuple, list)):  # randint(10, (3,))
         high, size = None, high
     if high is None:
         low, high = 0, low
-    return Tensor._wrap(generator().integers(low, high, size=tuple(size)).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
+    values = _generator_of(generator).integers(low, high, size=tuple(size))
+    return Tensor._wrap(values.astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
 
 
-def randperm(n: int, *, dtype=None, device=None) -> Tensor:
+def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     resolve_device(device)
-    return Tensor._wrap(generator().permutation(n).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
+    return Tensor._wrap(_generator_of(generator).permutation(n).astype(dtypes.to_numpy_dtype(dtype or dtypes.int64)))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -268,22 +271,22 @@ def linspace(start: float, end: float, steps: int, *, dtype=None, device=None, r
 
 # -- Tensor methods (ops/registry.py) ------------------------------------------------------------
 @tensor_method()
-def uniform_(self, low: float = 0.0, high: float = 1.0) -> Tensor:
+def uniform_(self, low: float = 0.0, high: float = 1.0, *, generator=None) -> Tensor:
     """Fill in place with values drawn uniformly from [low, high) (PyTorch names them ``from``
     and ``to``; ``from`` is a Python keyword, so pass them by position)."""
     low, high = number(low, "from"), number(high, "to")
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
-    return self.copy_(Tensor._wrap(generator().uniform(low, high, self._data.shape)))
+    return self.copy_(Tensor._wrap(_generator_of(generator).uniform(low, high, self._data.shape)))
 
 
 @tensor_method()
-def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """Fill in place with values drawn from N(mean, std**2)."""
     mean, std = number(mean, "mean"), number(std, "std")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return self.copy_(Tensor._wrap(generator().normal(mean, std, self._data.shape)))
+    return self.copy_(Tensor._wrap(_generator_of(generator).normal(mean, std, self._data.shape)))
 
 
 @tensor_method()

@@ -31,6 +31,14 @@ def initial_seed() -> int:
     return _initial_seed
 
 
-def generator() -> np.random.Generator:
-    """The generator that minigrad's random functions draw from."""
-    return _generator
+def generator(source=None) -> np.random.Generator:
+    """The NumPy generator a draw uses: minigrad's own, or that of the ``generator=`` argument
+    (``source``: a ``minigrad.Generator``, or a ``numpy.random.Generator``)."""
+    if source is None:
+        return _generator
+    if isinstance(source, np.random.Generator):
+        return source
+    numpy = getattr(source, "_numpy", None)  # a minigrad.Generator (sampling.py, a layer above this one)
+    if not isinstance(numpy, np.random.Generator):
+        raise TypeError(f"generator must be a minigrad.Generator, not {type(source).__name__}")
+    return numpy

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from minigrad.creation import tensor as _tensor
-from minigrad.random import generator as _default_generator
+from minigrad.random import generator as _generator_of
 from minigrad.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from minigrad.functional_ops import stack
 from minigrad.tensor import Tensor
@@ -171,13 +171,13 @@ class ConcatDataset(Dataset):
         return self.datasets[which][idx - start]
 
 
-def random_split(dataset, lengths: Sequence[int | float], generator: np.random.Generator | None = None) -> list[Subset]:
+def random_split(dataset, lengths: Sequence[int | float], generator=None) -> list[Subset]:
     """Split ``dataset`` into non-overlapping random ``Subset``s of the given lengths.
 
     ``lengths`` are counts summing to ``len(dataset)``, or fractions summing to
     1 (floored, then the leftover samples dealt out one by one from the first
-    part, as in PyTorch). The order comes from ``generator`` (a NumPy
-    Generator) or minigrad's, so ``minigrad.manual_seed`` fixes the split.
+    part, as in PyTorch). The order comes from ``generator`` (a
+    ``minigrad.Generator``) or minigrad's, so ``minigrad.manual_seed`` fixes the split.
     """
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
@@ -195,7 +195,7 @@ def random_split(dataset, lengths: Sequence[int | float], generator: np.random.G
         lengths = counts
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = (generator if generator is not None else _default_generator()).permutation(n).tolist()
+    order = _generator_of(generator).permutation(n).tolist()
     return [Subset(dataset, order[end - length:end]) for end, length in zip(itertools.accumulate(lengths), lengths)]
 
 
@@ -265,7 +265,7 @@ class DataLoader:
                  sampler: Sampler | Iterable | None = None, batch_sampler: Sampler | Iterable | None = None,
                  num_workers: int = 0, collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False,
                  drop_last: bool = False, timeout: float = 0, worker_init_fn: Callable | None = None,
-                 multiprocessing_context=None, generator: np.random.Generator | None = None, *,
+                 multiprocessing_context=None, generator=None, *,
                  prefetch_factor: int | None = None, persistent_workers: bool = False, pin_memory_device: str = "",
                  in_order: bool = True) -> None:
         if num_workers < 0:

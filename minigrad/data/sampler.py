@@ -9,8 +9,8 @@ order never touches the dataset:
 - ``SubsetRandomSampler``: a permutation of some indices (a validation split without copying data).
 - ``WeightedRandomSampler``: indices drawn in proportion to weights (oversampling a rare class).
 
-Randomness comes from ``generator`` (a ``numpy.random.Generator``; PyTorch's is a
-``torch.Generator``) or minigrad's own, so ``minigrad.manual_seed`` fixes the order.
+Randomness comes from ``generator`` (a ``minigrad.Generator``, or a ``numpy.random.Generator``)
+or minigrad's own, so ``minigrad.manual_seed`` fixes the order.
 """
 from __future__ import annotations
 
@@ -18,11 +18,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from minigrad.random import generator as _default_generator
-
-
-def _rng(generator) -> np.random.Generator:
-    return generator if generator is not None else _default_generator()
+from minigrad.random import generator as _rng
 
 
 class Sampler:
@@ -52,7 +48,7 @@ class RandomSampler(Sampler):
     """A new random order on each pass; with ``replacement``, ``num_samples`` independent draws."""
 
     def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
-                 generator: np.random.Generator | None = None) -> None:
+                 generator=None) -> None:
         self.data_source, self.replacement, self._num_samples, self.generator = (
             data_source, replacement, num_samples, generator)
         if not isinstance(replacement, bool):
@@ -81,7 +77,7 @@ class RandomSampler(Sampler):
 class SubsetRandomSampler(Sampler):
     """The given ``indices`` in a new random order on each pass."""
 
-    def __init__(self, indices: Sequence[int], generator: np.random.Generator | None = None) -> None:
+    def __init__(self, indices: Sequence[int], generator=None) -> None:
         self.indices, self.generator = indices, generator
 
     def __iter__(self) -> Iterator[int]:
@@ -98,7 +94,7 @@ class WeightedRandomSampler(Sampler):
     the indices of nonzero weight are used up, those of weight 0 follow in order, as in PyTorch)."""
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
-                 generator: np.random.Generator | None = None) -> None:
+                 generator=None) -> None:
         if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
