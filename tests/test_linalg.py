@@ -76,6 +76,7 @@ CASES = {
     "matrix_power_-2": (lambda L, A: L.linalg.matrix_power(A, -2), ("square",)),
     "cross": (lambda L, a, b: L.linalg.cross(a, b), ("vec3", "vec3")),
     "vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), ("tall", "tall")),
+    "matmul": (lambda L, A, B: L.linalg.matmul(A, B), ("square", "rhs")),
     "multi_dot": (lambda L, a, b: L.linalg.multi_dot([a[:, 0], b, b.mT, a]), ("wide1", "wide1")),
     "lstsq": (lambda L, A, B: L.linalg.lstsq(A, B).solution, ("tall", "rhs_tall")),
     "norm": (lambda L, A: L.linalg.norm(A), ("tall",)),
