@@ -101,6 +101,8 @@ BASE = {
     "bitwise_or_": (IDX, (IDX,), {}), "bitwise_xor": (MASK, (True,), {}), "bitwise_xor_": (IDX, (IDX1,), {}),
     "bitwise_left_shift": (IDX, (IDX1,), {}), "bitwise_left_shift_": (IDX, (2,), {}),
     "bitwise_right_shift": (IDX, (1,), {}), "bitwise_right_shift_": (IDX, (IDX,), {}),
+    "igamma": (M23, (M23,), {}), "igamma_": (M23, (M23,), {}), "igammac": (M23, (M23,), {}),
+    "igammac_": (M23, (M23,), {}),
     "eq": (M23, (0.5,), {}), "ne": (M23, (0.5,), {}), "lt": (M23, (0.5,), {}),
     "le": (M23, (0.5,), {}), "gt": (M23, (0.5,), {}), "ge": (M23, (0.5,), {}),
     "maximum": (M23, (M23,), {}), "matmul": (M23, (M32,), {}), "mm": (M23, (M32,), {}),

@@ -81,6 +81,7 @@ OTHER_ARGS = {
     "heaviside": ("x",), "copysign": ("x",), "nextafter": ("x",), "ldexp": ("x",), "ldexp_": ("x",),
     "mvlgamma": (1,), "gcd": ("x",), "lcm": ("x",), "gcd_": ("x",), "lcm_": ("x",), "bitwise_and": ("x",),
     "bitwise_or": ("x",), "bitwise_xor": ("x",), "bitwise_left_shift": ("x",), "bitwise_right_shift": ("x",),
+    "igamma": ("x",), "igammac": ("x",),
     "add": (1.0,), "sub": (1.0,), "mul": (2.0,), "div": (2.0,), "remainder": (2.0,), "fmod": (2.0,),
     "floor_divide": (2.0,), "eq": (0.5,), "ne": (0.5,), "lt": (0.5,), "le": (0.5,), "gt": (0.5,), "ge": (0.5,),
     "isclose": ("x",), "allclose": ("x",), "equal": ("x",), "matmul": ("xT",), "mm": ("xT",), "mv": ("v",),

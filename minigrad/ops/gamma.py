@@ -1,4 +1,5 @@
-"""The gamma function's family: lgamma, digamma, polygamma, mvlgamma; and Bessel's i0.
+"""The gamma function's family: lgamma, digamma, polygamma, mvlgamma, the incomplete gamma
+functions igamma and igammac; and Bessel's i0.
 
 Each is the derivative of the one before, which is how their gradients are written:
 
@@ -6,12 +7,15 @@ Each is the derivative of the one before, which is how their gradients are writt
     digamma(x) = Γ'(x) / Γ(x)     digamma' = polygamma(1, ·)      polygamma(n, ·)' = polygamma(n + 1, ·)
     mvlgamma(x, p) = p(p-1)/4 ln π + Σᵢ lgamma(x - i/2), i < p   (the multivariate log-gamma)
     i0(x) = Σₖ (x/2)^(2k) / (k!)²                                 i0' = i1 = Σₖ (x/2)^(2k+1) / (k! (k+1)!)
+    igamma(a, x) = P(a, x) = γ(a, x) / Γ(a),  igammac = Q = 1 - P       dP/dx = -dQ/dx = x^(a-1) e^-x / Γ(a)
 
 NumPy has none of them but i0, so they are computed here with the algorithms PyTorch's CPU
 kernels use (Cephes' digamma and Hurwitz zeta, PyTorch's own trigamma), in the dtype PyTorch
 computes them in (float32 arithmetic for a float32 input, the zeta sum in float64), so that the
 values are PyTorch's to the last bits, at the poles (0, -1, -2, ...) too: lgamma gives inf there,
-digamma NaN (and -inf at +0). polygamma(n ≥ 2, x) is (-1)^(n+1) n! ζ(n + 1, x).
+digamma NaN (and -inf at +0). polygamma(n ≥ 2, x) is (-1)^(n+1) n! ζ(n + 1, x). igamma and
+igammac sum Cephes' series or continued fraction, without its asymptotic expansion for large a
+near x (there PyTorch's values are the less accurate ones, by 1e-10 or so, relative).
 Integer and bool inputs give the default float.
 """
 from __future__ import annotations
@@ -20,11 +24,12 @@ import math
 
 import numpy as np
 
+from minigrad import dtypes
 from minigrad.autograd.function import Function
-from minigrad.ops.broadcast import integer
+from minigrad.ops.broadcast import broadcast_error, integer, sum_to
 from minigrad.ops.elementwise import Where, _float
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, check_tensor
+from minigrad.tensor import Tensor, _tensor_argument, check_tensor
 
 _EPS64 = np.finfo(np.float64).eps / 2  # Cephes' MACHEP
 
@@ -150,6 +155,151 @@ def _polygamma_values(x: np.ndarray, n: int) -> np.ndarray:
         return _trigamma(x)
     factor = np.exp(np.asarray(math.lgamma(n + 1.0), x.dtype))  # n!, as PyTorch computes it
     return (factor if n % 2 else -factor) * _zeta64(n + 1.0, x.astype(np.float64)).astype(x.dtype)
+
+
+def _igam_factor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """x^a e^-x / Γ(a), the factor both of Cephes' sums for the incomplete gamma function share."""
+    return np.exp(a * np.log(x) - x - _lgamma(a))
+
+
+def _until_converged(step, state: tuple, count: int = 2000) -> None:
+    """Run ``step(state, active)`` on the elements whose terms still count (it returns that mask)."""
+    active = np.ones(state[0].shape, bool)
+    for _ in range(count):
+        active = step(active)
+        if not active.any():
+            return
+
+
+def _igam_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """P(a, x) = x^a e^-x / Γ(a + 1) Σₙ xⁿ / ((a + 1)···(a + n)): positive terms (x below about a)."""
+    r, c, total = a.copy(), np.ones_like(a), np.ones_like(a)
+
+    def step(active):
+        r[active] += 1
+        c[active] *= x[active] / r[active]
+        total[active] += c[active]
+        return active & (c / total > _EPS64)
+    _until_converged(step, (a,))
+    return total * _igam_factor(a, x) / a
+
+
+def _igamc_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) from Legendre's continued fraction, Cephes' recurrence (x above about a)."""
+    y, z, c = 1 - a, x + 2 - a, np.zeros_like(a)
+    p2, q2, p1, q1 = np.ones_like(a), x.copy(), x + 1, z * x
+    answer = p1 / q1
+
+    def step(active):
+        nonlocal y, z, c, p2, q2, p1, q1, answer
+        c, y, z = c + active, y + active, z + 2 * active
+        yc = y * c
+        pk, qk = p1 * z - p2 * yc, q1 * z - q2 * yc
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.where(qk != 0, pk / qk, answer)
+            change = np.where(qk != 0, np.abs((answer - r) / r), 1.0)
+        answer = np.where(active, r, answer)
+        keep = ~active
+        p2, p1 = np.where(keep, p2, p1), np.where(keep, p1, pk)
+        q2, q1 = np.where(keep, q2, q1), np.where(keep, q1, qk)
+        big = np.abs(p1) > 2.0 ** 52
+        p2, p1, q2, q1 = (np.where(big, v * 2.0 ** -52, v) for v in (p2, p1, q2, q1))
+        return active & (change > _EPS64)
+    _until_converged(step, (a,))
+    return answer * _igam_factor(a, x)
+
+
+def _igamc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) for x <= 1.1 and a not too large, Cephes' alternating series."""
+    n, fac, total = np.zeros_like(a), np.ones_like(a), np.zeros_like(a)
+
+    def step(active):
+        n[active] += 1
+        fac[active] *= -x[active] / n[active]
+        term = fac / (a + n)
+        total[active] += term[active]
+        return active & (np.abs(term) > _EPS64 * np.abs(total))
+    _until_converged(step, (a,))
+    log_x = np.log(x)
+    return -np.expm1(a * log_x - _lgamma(1 + a)) - np.exp(a * log_x - _lgamma(a)) * total
+
+
+def _igamma_pair(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
+    """P(a, x) (``upper=False``) or Q(a, x) = 1 - P, choosing as Cephes does which one to sum and
+    which to take as 1 minus the other, and its values at the edges (a or x 0 or infinite)."""
+    a, x = np.broadcast_arrays(a.astype(np.float64), x.astype(np.float64))
+    a, x = a.copy(), x.copy()
+    out = np.full(a.shape, np.nan)
+    edge = (x < 0) | (a < 0) | (a == 0) | (x == 0) | np.isinf(a) | np.isinf(x) | np.isnan(a) | np.isnan(x)
+    p_edge = np.where(a == 0, np.where(x > 0, 1.0, np.nan), np.where(x == 0, 0.0, np.where(
+        np.isinf(a), np.where(np.isinf(x), np.nan, 0.0), np.where(np.isinf(x), 1.0, np.nan))))
+    p_edge = np.where((x < 0) | (a < 0), np.nan, p_edge)
+    out[edge] = (1 - p_edge if upper else p_edge)[edge]
+    inside = ~edge
+    # Cephes' choice: the continued fraction for Q where x > 1.1 and x >= a, the series for Q where
+    # x <= 1.1 and a is small against x, else the series for P
+    fraction = inside & (x > 1.1) & (x >= a)
+    with np.errstate(divide="ignore"):
+        small = inside & (x <= 1.1) & ~fraction & np.where(x <= 0.5, -0.4 / np.log(x) >= a, x * 1.1 >= a)
+    series = inside & ~fraction & ~small
+    if fraction.any():
+        q = _igamc_fraction(a[fraction], x[fraction])
+        out[fraction] = q if upper else 1 - q
+    if small.any():
+        q = _igamc_series(a[small], x[small])
+        out[small] = q if upper else 1 - q
+    if series.any():
+        p = _igam_series(a[series], x[series])
+        out[series] = 1 - p if upper else p
+    return out
+
+
+class Igamma(Function):
+    """The regularized lower incomplete gamma function P(a, x) = γ(a, x) / Γ(a) (``special.gammainc``).
+    Its x-derivative is x^(a-1) e^-x / Γ(a); PyTorch has none for a (backward raises, here as there)."""
+
+    node_name = "IgammaBackward0"
+    sign = 1.0
+
+    @staticmethod
+    def forward(ctx, a, x):
+        return Igamma._forward(ctx, a, x, False, "igamma")
+
+    @staticmethod
+    def _forward(ctx, a, x, upper: bool, name: str):
+        want = dtypes.result_type(a._data, x._data)
+        if want.kind != "f":
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dtypes.scalar_type_name(want)}': "
+                                      "convert the tensors with .float() first")
+        try:
+            np.broadcast_shapes(a._data.shape, x._data.shape)
+        except ValueError:
+            raise broadcast_error(a._data.shape, x._data.shape) from None
+        ctx.save_for_backward(a, x)
+        with np.errstate(all="ignore"):
+            return Tensor._wrap(_igamma_pair(a._data, x._data, upper).astype(want))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, x = ctx.saved_tensors
+        need_a, need_x = ctx.needs_input_grad
+        name = type(ctx).__name__.removesuffix("Backward0").lower()
+        if need_a:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented: a's derivative "
+                                      "has no closed form; detach a")
+        slope = ((a - 1) * x.log() - x - Lgamma.apply(a)).exp()
+        return None, sum_to(grad * slope * type(ctx)._forward_cls.sign, x.shape)
+
+
+class Igammac(Igamma):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (``special.gammaincc``)."""
+
+    node_name = "IgammacBackward0"
+    sign = -1.0
+
+    @staticmethod
+    def forward(ctx, a, x):
+        return Igamma._forward(ctx, a, x, True, "igammac")
 
 
 def _i1_64(x: np.ndarray) -> np.ndarray:
@@ -351,3 +501,23 @@ def mvlgamma_(self, p: int) -> Tensor:
 @tensor_method(top_level=True)
 def i0_(self) -> Tensor:
     return self._inplace(I0)
+
+
+@tensor_method(top_level=True)
+def igamma(self, other: Tensor) -> Tensor:
+    return Igamma.apply(self, _tensor_argument("igamma", "other", 1, other))
+
+
+@tensor_method(top_level=True)
+def igammac(self, other: Tensor) -> Tensor:
+    return Igammac.apply(self, _tensor_argument("igammac", "other", 1, other))
+
+
+@tensor_method()
+def igamma_(self, other: Tensor) -> Tensor:
+    return self._inplace(Igamma, _tensor_argument("igamma_", "other", 1, other))
+
+
+@tensor_method()
+def igammac_(self, other: Tensor) -> Tensor:
+    return self._inplace(Igammac, _tensor_argument("igammac_", "other", 1, other))
