@@ -86,10 +86,12 @@ CASES = {
     "OneHotCategorical": (lambda rng, b: {"logits": _real(rng, b + (K,))},
                           lambda L, p: L.OneHotCategorical(logits=p["logits"]),
                           lambda rng, s, p: np.eye(K)[rng.integers(0, K, s[:-1])]),
-    "Uniform": (lambda rng, b: {"low": _real(rng, _broadcastable(rng, b)), "width": _positive(rng, _broadcastable(rng, b))},
+    "Uniform": (lambda rng, b: {"low": _real(rng, _broadcastable(rng, b)),
+                                "width": _positive(rng, _broadcastable(rng, b))},
                 lambda L, p: L.Uniform(p["low"], p["low"] + p["width"]),
                 lambda rng, s, p: None),  # drawn inside the interval by _value
-    "Beta": (lambda rng, b: {"c1": _positive(rng, _broadcastable(rng, b)), "c0": _positive(rng, _broadcastable(rng, b))},
+    "Beta": (lambda rng, b: {"c1": _positive(rng, _broadcastable(rng, b)),
+                             "c0": _positive(rng, _broadcastable(rng, b))},
              lambda L, p: L.Beta(p["c1"], p["c0"]),
              lambda rng, s, p: _unit(rng, s)),
     "Gamma": (lambda rng, b: {"concentration": _positive(rng, _broadcastable(rng, b)),
@@ -146,7 +148,8 @@ CASES = {
                                [L.transforms.SigmoidTransform(), L.transforms.ExpTransform(),
                                 L.transforms.AffineTransform(-1.0, -2.0)]),
                            lambda rng, s, p: rng.uniform(-4.4, -3.1, s)),
-    "RelaxedBernoulli": (lambda rng, b: {"temperature": _positive(rng, ()), "probs": _unit(rng, _broadcastable(rng, b))},
+    "RelaxedBernoulli": (lambda rng, b: {"temperature": _positive(rng, ()),
+                                         "probs": _unit(rng, _broadcastable(rng, b))},
                          lambda L, p: L.RelaxedBernoulli(p["temperature"], probs=p["probs"]),
                          lambda rng, s, p: _unit(rng, s)),
     "RelaxedOneHotCategorical": (lambda rng, b: {"temperature": _positive(rng, ()), "logits": _real(rng, b + (K,))},
@@ -326,7 +329,8 @@ def test_kl_against_torch(p_name, q_name, batch, seed):
         p_arrays = _uniform_for_kl(rng, batch)
     if q_name == "Uniform":
         q_arrays = _uniform_for_kl(rng, batch)
-    mine_p, their_p = _pair({**{f"p_{k}": v for k, v in p_arrays.items()}, **{f"q_{k}": v for k, v in q_arrays.items()}})
+    mine_p, their_p = _pair({**{f"p_{k}": v for k, v in p_arrays.items()},
+                             **{f"q_{k}": v for k, v in q_arrays.items()}})
 
     def build(L, params, prefix, name):
         return CASES[name][1](L, {k[len(prefix):]: v for k, v in params.items() if k.startswith(prefix)})
@@ -347,7 +351,8 @@ def test_kl_against_torch(p_name, q_name, batch, seed):
 
 def test_kl_messages_and_register_kl():
     p, q = D.Normal(0.0, 1.0), D.Categorical(minigrad.tensor([0.5, 0.5]))
-    with pytest.raises(NotImplementedError, match="No KL\\(p \\|\\| q\\) is implemented for p type Normal and q type Categorical"):
+    with pytest.raises(NotImplementedError,
+                       match="No KL\\(p \\|\\| q\\) is implemented for p type Normal and q type Categorical"):
         D.kl_divergence(p, q)
 
     class MyNormal(D.Normal):
@@ -428,8 +433,10 @@ BAD = [
     ("Mixture", lambda L, t: L.MixtureSameFamily(L.Categorical(t([0.5, 0.5])), L.Normal(t([0.0] * 3), t([1.0] * 3)))),
     ("Mixture_type", lambda L, t: L.MixtureSameFamily(L.Normal(t([0.0]), t([1.0])), L.Normal(t([0.0]), t([1.0])))),
     ("Transformed", lambda L, t: L.TransformedDistribution(L.Normal(t([0.0]), t([1.0])), "exp")),
-    ("log_prob_support", lambda L, t: L.Gamma(t([1.0, 1.0]), t([1.0, 2.0]), validate_args=True).log_prob(t([-1.0, 2.0]))),
-    ("log_prob_shape", lambda L, t: L.Normal(t([0.0, 1.0]), t([1.0, 1.0]), validate_args=True).log_prob(t([[1.0, 2.0, 3.0]]))),
+    ("log_prob_support",
+     lambda L, t: L.Gamma(t([1.0, 1.0]), t([1.0, 2.0]), validate_args=True).log_prob(t([-1.0, 2.0]))),
+    ("log_prob_shape",
+     lambda L, t: L.Normal(t([0.0, 1.0]), t([1.0, 1.0]), validate_args=True).log_prob(t([[1.0, 2.0, 3.0]]))),
     ("log_prob_event", lambda L, t: L.Dirichlet(t([1.0, 1.0]), validate_args=True).log_prob(t([0.2, 0.3, 0.5]))),
     ("log_prob_simplex", lambda L, t: L.Dirichlet(t([1.0, 1.0]), validate_args=True).log_prob(t([0.2, 0.3]))),
     ("log_prob_category", lambda L, t: L.Categorical(t([0.5, 0.5]), validate_args=True).log_prob(t([2.0]))),
@@ -479,7 +486,8 @@ def test_constraints_against_torch():
              "symmetric", "square", "real_vector", "corr_cholesky"]
     rng = np.random.default_rng(0)
     values = [rng.normal(size=(3, 2, 2)), np.abs(rng.normal(size=(2, 3))), np.eye(3)[None].repeat(2, 0),
-              np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([0.0, 1.0, 2.0]),
+              np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), np.array([[2.0, 1.0], [1.0, 2.0]]),
+              np.array([0.0, 1.0, 2.0]),
               np.tril(np.ones((2, 2))) / np.sqrt([[1.0], [2.0]])]
     for name in cases:
         mine, theirs = getattr(D.constraints, name), getattr(TD.constraints, name)

@@ -134,9 +134,11 @@ RSAMPLE = {
     "Exponential": (lambda rate: D.Exponential(rate), [[0.5, 3.0]]),
     "MultivariateNormal_tril": (lambda loc, tril: D.MultivariateNormal(loc, scale_tril=tril.tril()),
                                 [[0.0, 1.0], [[1.0, 0.0], [0.5, 2.0]]]),
-    "MultivariateNormal_cov": (lambda loc, A: D.MultivariateNormal(loc, A @ A.mT + 0.1 * minigrad.eye(2, dtype=A.dtype)),
+    "MultivariateNormal_cov": (lambda loc, A: D.MultivariateNormal(loc, A @ A.mT
+                                                                   + 0.1 * minigrad.eye(2, dtype=A.dtype)),
                                [[0.0, 1.0], [[1.0, 0.2], [0.5, 2.0]]]),
-    "RelaxedBernoulli": (lambda temperature, logits: D.RelaxedBernoulli(temperature, logits=logits), [0.7, [0.3, -1.0]]),
+    "RelaxedBernoulli": (lambda temperature, logits: D.RelaxedBernoulli(temperature, logits=logits),
+                         [0.7, [0.3, -1.0]]),
     "RelaxedOneHotCategorical": (lambda temperature, logits: D.RelaxedOneHotCategorical(temperature, logits=logits),
                                  [0.7, [0.3, -1.0, 0.5]]),
     "TanhNormal": (lambda loc, scale: D.TransformedDistribution(D.Normal(loc, scale), D.transforms.TanhTransform()),

@@ -6,6 +6,7 @@ from numbers import Number
 
 import numpy as np
 
+from minigrad import dtypes
 from minigrad.distributions import constraints
 from minigrad.distributions.dirichlet import Dirichlet
 from minigrad.distributions.exp_family import ExponentialFamily
@@ -26,7 +27,8 @@ class Beta(ExponentialFamily):
     def __init__(self, concentration1: Tensor | float, concentration0: Tensor | float,
                  validate_args: bool | None = None) -> None:
         if isinstance(concentration1, Number) and isinstance(concentration0, Number):
-            both = Tensor._wrap(np.array([float(concentration1), float(concentration0)], np.float32))
+            both = Tensor._wrap(np.array([float(concentration1), float(concentration0)],
+                                         dtypes.get_default_dtype().numpy))
         else:
             both = stack(broadcast_all(concentration1, concentration0), -1)
         self._dirichlet = Dirichlet(both, validate_args=validate_args)

@@ -109,5 +109,6 @@ class Binomial(Distribution):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         total_count = self._homogeneous_count("enumerate_support")
-        values = creation.arange(1 + total_count, dtype=self._param.dtype).reshape((-1,) + (1,) * len(self._batch_shape))
+        values = creation.arange(1 + total_count, dtype=self._param.dtype)
+        values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values

@@ -8,8 +8,6 @@ in expectation they agree.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from minigrad.distributions import constraints
 from minigrad.distributions.exp_family import ExponentialFamily
 from minigrad.distributions.gamma import StandardGamma

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 
-from minigrad import creation
 from minigrad.distributions import constraints
 from minigrad.distributions.binomial import Binomial
 from minigrad.distributions.categorical import Categorical

@@ -41,7 +41,8 @@ class TransformedDistribution(Distribution):
         forward_shape = tuple(transform.forward_shape(base_shape))
         expanded_base_shape = tuple(transform.inverse_shape(forward_shape))
         if tuple(base_shape) != expanded_base_shape:  # a transform's parameters broadcast the batch
-            base_distribution = base_distribution.expand(expanded_base_shape[:len(expanded_base_shape) - base_event_dim])
+            base_batch_shape = expanded_base_shape[:len(expanded_base_shape) - base_event_dim]
+            base_distribution = base_distribution.expand(base_batch_shape)
         reinterpreted_batch_ndims = transform.domain.event_dim - base_event_dim
         if reinterpreted_batch_ndims > 0:
             base_distribution = Independent(base_distribution, reinterpreted_batch_ndims)

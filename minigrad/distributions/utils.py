@@ -71,12 +71,6 @@ def _standard_normal(shape, dtype) -> Tensor:
     return Tensor._wrap(random.generator().standard_normal(tuple(shape)).astype(dtype.numpy))
 
 
-def _uniform_open(shape, dtype) -> Tensor:
-    """U(tiny, 1) noise, never exactly 0, so logs of it stay finite (PyTorch clamps by its dtype's tiny too)."""
-    tiny = np.finfo(dtype.numpy).tiny
-    return Tensor._wrap(np.maximum(random.generator().random(tuple(shape), dtype=dtype.numpy), tiny))
-
-
 def _numpy_draw(values: np.ndarray, dtype) -> Tensor:
     """A tensor of a NumPy draw (counts, gamma variates) in ``dtype``."""
     return Tensor._wrap(np.asarray(values).astype(dtype.numpy))
