@@ -55,14 +55,6 @@ class Generator:
         return self
 
 
-def _numpy_generator(generator: Generator | None) -> np.random.Generator:
-    if generator is None:
-        return random.generator()
-    if not isinstance(generator, Generator):
-        raise TypeError(f"generator must be a minigrad.Generator, not {type(generator).__name__}")
-    return generator._numpy
-
-
 def _encode(rng: np.random.Generator) -> Tensor:
     state = rng.bit_generator.state
     raw = (state["state"]["state"].to_bytes(16, "little") + state["state"]["inc"].to_bytes(16, "little")
@@ -138,7 +130,7 @@ def normal(mean, std=1.0, size=None, *, generator: Generator | None = None, dtyp
            device=None) -> Tensor:
     """Draws from N(mean, std²): PyTorch's four overloads, ``mean`` and ``std`` each a tensor (one draw per
     element, broadcast) or a number; two numbers need ``size``."""
-    rng = _numpy_generator(generator)
+    rng = random.generator(generator)
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mean_t and not std_t:
         if size is None:
@@ -173,7 +165,7 @@ def poisson(self: Tensor, generator: Generator | None = None) -> Tensor:
     _float("poisson", self)
     if np.any(self._data < 0) or np.isnan(self._data).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    sample = Tensor._wrap(_numpy_generator(generator).poisson(self._data).astype(self._data.dtype))
+    sample = Tensor._wrap(random.generator(generator).poisson(self._data).astype(self._data.dtype))
     return Poisson.apply(sample, self)
 
 
@@ -187,7 +179,7 @@ def bernoulli(self: Tensor, p=NOT_GIVEN, *, generator: Generator | None = None) 
                                   ".float()")
     if np.any((np.asarray(probabilities) < 0) | (np.asarray(probabilities) > 1)) or np.isnan(probabilities).any():
         raise RuntimeError(f"bernoulli expects each probability to be in [0, 1], got {probabilities}")
-    draws = _numpy_generator(generator).random(self._data.shape) < probabilities
+    draws = random.generator(generator).random(self._data.shape) < probabilities
     sample = Tensor._wrap(draws.astype(self._data.dtype))
     return Bernoulli.apply(sample, self) if p is None else sample  # (PyTorch's with p has no derivative)
 
@@ -217,7 +209,7 @@ def multinomial(self: Tensor, num_samples: int, replacement: bool = False, *,
     totals = weights.sum(axis=1, keepdims=True)
     if np.any(totals <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = _numpy_generator(generator)
+    rng = random.generator(generator)
     if replacement:
         cumulative = np.cumsum(weights / totals, axis=1)
         u = rng.random((weights.shape[0], n))
@@ -266,7 +258,7 @@ def random_(self: Tensor, low: int = 0, high: int | None = None, *, generator: G
     low, high = integer(low, "from"), integer(high, "to")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return _fill(self, _numpy_generator(generator).integers(low, high, self._data.shape))
+    return _fill(self, random.generator(generator).integers(low, high, self._data.shape))
 
 
 def _continuous(name: str, self: Tensor) -> None:
@@ -282,7 +274,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | Non
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     _continuous("exponential_", self)
-    return _fill(self, _numpy_generator(generator).exponential(1 / lambd, self._data.shape))
+    return _fill(self, random.generator(generator).exponential(1 / lambd, self._data.shape))
 
 
 @tensor_method()
@@ -291,7 +283,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     p = number(p, "p")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    return _fill(self, _numpy_generator(generator).geometric(p, self._data.shape))
+    return _fill(self, random.generator(generator).geometric(p, self._data.shape))
 
 
 @tensor_method()
@@ -301,7 +293,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     _continuous("log_normal_", self)
-    return _fill(self, _numpy_generator(generator).lognormal(mean, std, self._data.shape))
+    return _fill(self, random.generator(generator).lognormal(mean, std, self._data.shape))
 
 
 @tensor_method()
@@ -311,7 +303,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     _continuous("cauchy_", self)
-    return _fill(self, median + sigma * _numpy_generator(generator).standard_cauchy(self._data.shape))
+    return _fill(self, median + sigma * random.generator(generator).standard_cauchy(self._data.shape))
 
 
 @tensor_method()
@@ -323,4 +315,4 @@ def bernoulli_(self: Tensor, p=0.5, *, generator: Generator | None = None) -> Te
     probabilities = p._data if isinstance(p, Tensor) else number(p, "p")
     if np.any((np.asarray(probabilities) < 0) | (np.asarray(probabilities) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    return _fill(self, _numpy_generator(generator).random(self._data.shape) < probabilities)
+    return _fill(self, random.generator(generator).random(self._data.shape) < probabilities)
