@@ -222,8 +222,8 @@ def multinomial(self: Tensor, num_samples: int, replacement: bool = False, *,
     return Tensor._wrap(picked.astype(np.int64).reshape(*self.shape[:-1], n))
 
 
-def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype=None, device=None,
-                 requires_grad: bool = False) -> Tensor:
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
+                 dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from [low, high) in ``input``'s shape and dtype (``randint_like(x, high)``
     with one bound)."""
     input = _tensor_argument("randint_like", "input", 0, input)
@@ -233,7 +233,7 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype=
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     want = input._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
-    return Tensor._wrap(random.generator().integers(low, high, input._data.shape).astype(want))
+    return Tensor._wrap(random.generator(generator).integers(low, high, input._data.shape).astype(want))
 
 
 # -- in-place samplers ------------------------------------------------------------------------------------

@@ -136,6 +136,8 @@ def test_a_generator_is_its_own_stream():
     g.set_state(state)
     np.testing.assert_array_equal(minigrad.zeros(4).exponential_(generator=g).numpy(), following)
     np.testing.assert_array_equal(minigrad.multinomial(minigrad.ones(6), 6, generator=g.manual_seed(5)).numpy(), first)
+    ints = minigrad.randint_like(minigrad.zeros(5), 100, generator=g.manual_seed(1)).numpy()
+    np.testing.assert_array_equal(minigrad.randint_like(minigrad.zeros(5), 100, generator=g.manual_seed(1)).numpy(), ints)
     assert sorted(first.tolist()) == list(range(6))
 
 
