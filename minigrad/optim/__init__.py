@@ -11,13 +11,16 @@ Read ``optimizer.py`` first (what all optimizers share), then ``sgd.py``,
 one of those, ``adagrad.py`` (Adagrad and Adadelta: a step size per
 coordinate), ``adam_variants.py`` (Adamax, NAdam, RAdam), ``asgd.py``
 (averaged SGD) and ``rprop.py`` (steps from the gradient's sign alone).
-``lr_scheduler.py`` changes the learning rate from epoch to epoch.
+``lbfgs.py`` is different: a quasi-Newton method whose ``step(closure)``
+evaluates the loss many times. ``lr_scheduler.py`` changes the learning rate
+from epoch to epoch.
 """
 from minigrad.optim import lr_scheduler
 from minigrad.optim.adagrad import Adadelta, Adagrad
 from minigrad.optim.adam import Adam, AdamW
 from minigrad.optim.adam_variants import Adamax, NAdam, RAdam
 from minigrad.optim.asgd import ASGD
+from minigrad.optim.lbfgs import LBFGS
 from minigrad.optim.optimizer import Optimizer
 from minigrad.optim.rmsprop import RMSprop
 from minigrad.optim.rprop import Rprop
@@ -25,5 +28,5 @@ from minigrad.optim.sgd import SGD
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD",
-    "Rprop", "lr_scheduler",
+    "Rprop", "LBFGS", "lr_scheduler",
 ]

@@ -1,4 +1,4 @@
-"""``Optimizer``: what SGD and Adam share — parameter groups, zero_grad, saving state.
+"""``Optimizer``: what SGD and Adam share — parameter groups, zero_grad, saving state, hooks.
 
 An optimizer holds ``param_groups``, a list of dicts: each has a ``"params"``
 list and its own hyperparameters (``"lr"``, ...), so one model can train its
@@ -17,16 +17,28 @@ also takes a 1-element tensor); and the flags for PyTorch's other
 implementations (``differentiable``, ``capturable``, ``fused``) are accepted
 only at their defaults, since minigrad has one: a loop over the parameters,
 outside autograd, on the CPU. ``foreach`` is accepted and ignored.
+
+Hooks run around ``step``, ``state_dict`` and ``load_state_dict``, as in
+PyTorch: ``register_step_pre_hook(hook)`` calls ``hook(optimizer, args,
+kwargs)`` before each step (``args`` starts with the optimizer itself) and the
+hook may return new ``(args, kwargs)``; post hooks see what the step was called
+with. ``register_optimizer_step_pre_hook`` / ``_post_hook`` in this module do
+the same for every optimizer. Global pre hooks run before an optimizer's own,
+its own post hooks before the global ones.
 """
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
+import functools
+import itertools
+import warnings
+from collections import OrderedDict, defaultdict
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from minigrad.autograd.grad_mode import enable_grad
+from minigrad.autograd.graph import RemovableHandle
 from minigrad.dtypes import get_default_dtype
 from minigrad.tensor import Tensor
 
@@ -36,6 +48,59 @@ _ONE_IMPLEMENTATION = {
     "capturable": "minigrad runs on the CPU, without CUDA graphs to capture",
     "fused": "minigrad has one implementation, a loop over the parameters",
 }
+
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return new ``(args, kwargs)``."""
+    return _add_hook(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    return _add_hook(_global_optimizer_post_hooks, hook)
+
+
+def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool = False) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def _hooked(step: Callable) -> Callable:
+    """``step`` wrapped in the step hooks (and the record a scheduler checks that the optimizer stepped).
+
+    Every class's own ``step`` is wrapped, so a ``super().step()`` inside one
+    runs inside the outer call's hooks, not in hooks of its own.
+    """
+    @functools.wraps(step)
+    def step_with_hooks(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]
+        if self._stepping:
+            return step(*args, **kwargs)
+        for pre_hook in itertools.chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {result}.")
+                args, kwargs = result
+        self._opt_called = True
+        self._stepping = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self._stepping = False
+        for post_hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+                                         _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    return step_with_hooks
 
 
 class Optimizer:
@@ -48,7 +113,7 @@ class Optimizer:
                 f"but got {params.dtype} tensor: pass model.parameters() or a list"
             )
         self.defaults = defaults
-        self._opt_called = False  # set by step(): lets a scheduler warn when it is stepped first
+        self._init_hooks()
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
@@ -59,26 +124,75 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _hooked(cls.__dict__["step"])
+
+    def _init_hooks(self) -> None:
+        """Empty hook tables (also after unpickling: hooks are functions, which a pickle doesn't keep)."""
+        self._opt_called = False  # set by step(): lets a scheduler warn when it is stepped first
+        self._stepping = False
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._init_hooks()
+        self.__dict__.update(state)
+
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """Add a group of parameters; hyperparameters it doesn't set come from the defaults."""
+        """Add a group of parameters (a dict, completed in place); hyperparameters it doesn't set come from the defaults.
+
+        Unfreezing layers while fine-tuning is the classic use. ``params`` may
+        be ``(name, tensor)`` pairs (``model.named_parameters()``): the names go
+        to the group's ``"param_names"``, saved in the state_dict.
+        """
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
+        if isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of tensors in "
+                "sets will change between runs. Please use a list instead."
+            )
         params = [params] if isinstance(params, Tensor) else list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        param_group["params"] = params
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
-            if not p.is_leaf:
+            if not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
-        group = {**self.defaults, **param_group, "params": params}
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
         for flag, reason in _ONE_IMPLEMENTATION.items():
-            if group.get(flag):
-                raise NotImplementedError(f"{type(self).__name__} got {flag}={group[flag]}, but {reason}: "
+            if param_group.get(flag):
+                raise NotImplementedError(f"{type(self).__name__} got {flag}={param_group[flag]}, but {reason}: "
                                           f"leave {flag} at its default")
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
-        self.param_groups.append(group)
+        self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the last gradients (backward adds into ``.grad``; it never overwrites)."""
@@ -91,9 +205,9 @@ class Optimizer:
                 else:
                     p.grad.detach_().zero_()
 
+    @_hooked
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient. ``closure`` re-evaluates the loss and returns it."""
-        self._opt_called = True
         loss = None
         if closure is not None:
             with enable_grad():
@@ -109,21 +223,59 @@ class Optimizer:
         """Change ``p._data`` in place from ``grad`` (a NumPy array); subclasses define it."""
         raise NotImplementedError
 
+    # -- hooks ------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step``; it may return new ``(args, kwargs)``."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return _add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer)`` before ``state_dict`` builds the dict (first of all if ``prepend``)."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` on the built dict; a dict it returns is returned instead."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` on a shallow copy of the dict to load; a dict it returns is loaded.
+
+        This is where a checkpoint from a different model layout is adapted
+        (by its groups' ``"param_names"``, say).
+        """
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer)`` after ``load_state_dict`` has loaded."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # -- saving and loading ---------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}``.
 
         Parameters are replaced by their position (counting through all groups),
         so the dict can be loaded into an optimizer over a fresh copy of the model.
+        The state is not copied: save it (or deepcopy it) before stepping on.
         """
-        index = {}
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+        index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
-            for p in group["params"]:
-                index.setdefault(id(p), len(index))
-            groups.append({**group, "params": [index[id(p)] for p in group["params"]]})
-        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+            start = len(index)
+            index.update({id(p): i for i, p in enumerate(group["params"], start) if id(p) not in index})
+            groups.append({**{k: v for k, v in group.items() if k != "params"},
+                           "params": [index[id(p)] for p in group["params"]]})
+        state = {(index[id(p)] if isinstance(p, Tensor) else p): s for p, s in self.state.items()}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore hyperparameters and per-parameter state saved by ``state_dict`` (copied).
@@ -131,6 +283,11 @@ class Optimizer:
         As in PyTorch, tensors in the state of a floating-point parameter take its
         dtype, except ``"step"``: a float32 checkpoint continues in float64 and vice versa.
         """
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         state_dict = copy.deepcopy(state_dict)
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
@@ -147,9 +304,17 @@ class Optimizer:
             if i in by_index:
                 p = by_index[i]
                 self.state[p] = {key: _cast_state(value, p, key) for key, value in s.items()}
-        self.param_groups = [
-            {**saved, "params": group["params"]} for group, saved in zip(self.param_groups, saved_groups)
-        ]
+            else:
+                self.state[i] = s
+        groups = []
+        for group, saved in zip(self.param_groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            groups.append(saved)
+        self.param_groups = groups
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -159,10 +324,19 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-def _cast_state(value: Any, p: Tensor, key: str) -> Any:
-    """``value`` in ``p``'s dtype if it is a tensor of state a floating-point ``p`` keeps (not its step count)."""
-    if isinstance(value, Tensor) and key != "step" and p.is_floating_point():
-        return Tensor._wrap(value._data.astype(p._data.dtype, copy=False))
+def _cast_state(value: Any, p: Tensor, key: Any = None) -> Any:
+    """``value`` with its tensors in ``p``'s dtype if ``p`` is floating-point, except the step count ``"step"``.
+
+    Lists, tuples and dicts of state (LBFGS keeps its history in lists) are cast element by element.
+    """
+    if isinstance(value, Tensor):
+        if key != "step" and p.is_floating_point():
+            return Tensor._wrap(value._data.astype(p._data.dtype, copy=False))
+        return value
+    if isinstance(value, dict):
+        return {k: _cast_state(v, p, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(v, p) for v in value)
     return value
 
 
