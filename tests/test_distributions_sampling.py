@@ -241,3 +241,42 @@ def test_sample_has_no_history_and_sample_n_is_deprecated():
         assert tuple(dist.sample_n(4).shape) == (4, 2)
     assert any(issubclass(w.category, FutureWarning) for w in caught)
     assert dist.sample().dtype == minigrad.float32 and D.Normal(0.0, 1.0).sample().dtype == minigrad.float32
+
+
+def torch32(data):
+    return torch.tensor(data, dtype=torch.float32)
+
+
+@pytest.mark.parametrize("name", list(MAKE))
+def test_float32_dtypes_as_torch(name):
+    """float32 parameters give float32 draws, densities, entropies and moments, as PyTorch's
+    (and integer-valued draws keep the parameters' float dtype, Categorical's int64)."""
+    mine, theirs = MAKE[name](D, lambda data: minigrad.tensor(data, dtype=minigrad.float32)), MAKE[name](TD, torch32)
+    x, want = mine.sample((2,)), theirs.sample((2,))
+    assert x.dtype.name == str(want.dtype).removeprefix("torch.")
+    assert mine.log_prob(x).dtype.name == str(theirs.log_prob(want).dtype).removeprefix("torch.")
+    for what in ("mean", "variance"):
+        assert getattr(mine, what).dtype.name == str(getattr(theirs, what).dtype).removeprefix("torch.")
+    try:
+        expected = str(theirs.entropy().dtype).removeprefix("torch.")
+    except NotImplementedError:
+        return
+    assert mine.entropy().dtype.name == expected
+
+
+def test_reinforce_score_function_gradient():
+    """REINFORCE: the mean of f(a) ∇log p(a) over draws a ~ Categorical(logits) estimates ∇ Σ_k p_k f(k)."""
+    logits = minigrad.tensor([0.3, -0.2, 1.0, 0.0], dtype=minigrad.float64, requires_grad=True)
+    reward = minigrad.tensor([1.0, -2.0, 0.5, 3.0], dtype=minigrad.float64)
+    policy = D.Categorical(logits=logits)
+    minigrad.manual_seed(9)
+    actions = policy.sample((N,))
+    surrogate = (reward[actions] * policy.log_prob(actions)).mean()
+    (estimate,) = minigrad.autograd.grad(surrogate, [logits])
+    (exact,) = minigrad.autograd.grad((logits.softmax(-1) * reward).sum(), [logits])
+    # the standard error of each component, from the per-draw score terms f(a) (1[a = k] - p_k)
+    p = logits.softmax(-1).detach().numpy()
+    a, f = actions.numpy(), reward.numpy()[actions.numpy()]
+    terms = f[:, None] * (np.eye(4)[a] - p)
+    assert np.all(np.abs(estimate.numpy() - exact.numpy()) <= 5 * terms.std(0) / np.sqrt(N))
+    np.testing.assert_allclose(terms.mean(0), estimate.numpy(), rtol=1e-9)
