@@ -55,7 +55,7 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
-        "_base", "_view_meta", "_hooks", "_grad_accumulator", "__weakref__",
+        "_base", "_view_meta", "_hooks", "_grad_accumulator", "_post_accumulate_grad_hooks", "__weakref__",
     )
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__ instead of looping in NumPy
 
@@ -76,6 +76,7 @@ class Tensor:
         self._view_meta = None  # for a view: a _ViewMeta (how to take the view again from _base)
         self._hooks = None
         self._grad_accumulator = None
+        self._post_accumulate_grad_hooks = None  # a leaf's: called once .grad holds a new sum
 
     @classmethod
     def _wrap(cls, array: np.ndarray) -> "Tensor":
@@ -227,6 +228,18 @@ class Tensor:
                 if accumulator is not None:
                     accumulator._pre_hooks = ()
         return add_hook(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook) -> "RemovableHandle":
+        """Call ``hook(tensor)`` on this leaf each time backward has added into its ``.grad``: for
+        example, to take an optimizer step per parameter during backward, and free that ``.grad``
+        early. The hook returns None (it acts on ``tensor.grad``; it cannot replace it)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = OrderedDict()
+        return add_hook(self._post_accumulate_grad_hooks, hook)
 
     def _edge(self) -> tuple:
         """Where this tensor's gradient goes: its producer, or its leaf accumulator."""

@@ -172,6 +172,11 @@ class AccumulateGrad(Node):
 
     def _run_backward(self, grad_outputs: list) -> tuple:
         self.accumulate(grad_outputs[0])
+        hooks = self.variable._post_accumulate_grad_hooks
+        if hooks:
+            for hook in tuple(hooks.values()):
+                if hook(self.variable) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
     def accumulate(self, grad) -> None:
@@ -222,6 +227,13 @@ def add_hook(hooks: OrderedDict, fn: Callable) -> RemovableHandle:
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
     return handle
+
+
+def increment_version(tensor) -> None:
+    """Count an in-place change autograd cannot see (a write through ``tensor.numpy()``, say), so
+    that a saved copy of the old values is refused in backward. Takes a tensor or an iterable of them."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._version_counter.value += 1
 
 
 class saved_tensors_hooks:
