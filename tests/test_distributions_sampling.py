@@ -202,6 +202,23 @@ def test_gamma_rsample_gradient_has_the_mean_gradient():
     assert abs(g.mean() - 0.5) <= 5 * g.std() / np.sqrt(N)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_dirichlet_rsample_gradient_is_torchs_implicit_gradient(dtype):
+    """The same draw gets PyTorch's gradient: its _Dirichlet backward at (draw, concentration, upstream)."""
+    rng = np.random.default_rng(10)
+    alpha = np.exp(rng.uniform(-2.5, 3.0, (300, 4)))
+    a = minigrad.tensor(alpha, dtype=getattr(minigrad, dtype), requires_grad=True)
+    minigrad.manual_seed(11)
+    x = D.Dirichlet(a).rsample()
+    assert x.grad_fn.name() == "_DirichletBackward" and x.dtype == a.dtype
+    upstream = rng.normal(size=alpha.shape)
+    x.backward(minigrad.tensor(upstream, dtype=a.dtype))
+    expected = TD.dirichlet._Dirichlet_backward(torch.tensor(x.detach().numpy(), dtype=torch.float64),
+                                                torch.tensor(alpha), torch.tensor(upstream))
+    tol = 1e-10 if dtype == "float64" else 1e-4
+    np.testing.assert_allclose(a.grad.numpy(), expected.numpy(), rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("name", ["Dirichlet", "Beta"])
 def test_dirichlet_and_beta_rsample_gradients_have_the_mean_gradient(name):
     """d E[x_i] / d α_j = δ_ij / α₀ - α_i / α₀², estimated by per-draw gradients (one leaf row per draw)."""
