@@ -17,15 +17,121 @@ inputs pass through an identity Function (``BackwardHookFunction``) before forwa
 outputs through another one after. Backward reaches the outputs' identity node first: its
 node hook keeps ``grad_output`` (after the pre-hooks). It reaches the inputs' identity node
 once the module's own nodes have run: its node hook calls the backward hooks with both.
+
+Hooks on every module (``register_module_forward_hook`` and the other ``register_module_*``
+functions, for debugging and profiling: PyTorch's, at PyTorch's path
+``minigrad.nn.modules.module``) run before each module's own hooks of the same kind. The
+registration hooks run when a module registers a parameter, a buffer or a sub-module, and
+may replace it.
 """
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 from typing import Any, Callable
 
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
+from minigrad.autograd.graph import RemovableHandle
 from minigrad.tensor import Tensor
+
+# The hooks of every module, by handle id, as PyTorch's torch.nn.modules.module keeps them.
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_is_full_backward_hook: bool | None = None
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+# The ids of the four kinds above that run in a call: ``Module.__call__`` tests this one dict
+# (its handles forget their id here too), so a model with no hook at all pays one check for them.
+global_call_hooks: OrderedDict = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, args)`` before the forward of every module (before its own pre-hooks)."""
+    return _register_global(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` after the forward of every module (before its own
+    forward hooks); ``with_kwargs`` and ``always_call`` as in ``Module.register_forward_hook``."""
+    handle = _register_global(_global_forward_hooks, hook,
+                              [_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called])
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``Module.register_full_backward_pre_hook`` for every module (called before the module's own)."""
+    return _register_global(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """``Module.register_full_backward_hook`` for every module (called before the module's own)."""
+    _check_global_backward_hook_kind(True)
+    return _register_global(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """``Module.register_backward_hook`` (the older, per-node kind) for every module; deprecated,
+    as in PyTorch: use ``register_module_full_backward_hook``."""
+    _check_global_backward_hook_kind(False)
+    return _register_global(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, name, buffer)`` whenever a module registers a buffer; a returned value replaces it."""
+    return _register_global(_global_buffer_registration_hooks, hook, counted=False)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, name, submodule)`` whenever a module registers a sub-module; a returned value replaces it."""
+    return _register_global(_global_module_registration_hooks, hook, counted=False)
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, name, param)`` whenever a module registers a parameter; a returned value replaces it."""
+    return _register_global(_global_parameter_registration_hooks, hook, counted=False)
+
+
+def _register_global(hooks: OrderedDict, hook: Callable, extra: list | None = None,
+                     counted: bool = True) -> RemovableHandle:
+    extra = list(extra or [])
+    if counted:
+        extra.append(global_call_hooks)
+    handle = RemovableHandle(hooks, extra_dict=extra)
+    hooks[handle.id] = hook
+    if counted:
+        global_call_hooks[handle.id] = True
+    return handle
+
+
+def _check_global_backward_hook_kind(full: bool) -> None:
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _global_is_full_backward_hook = full
+
+
+def run_registration_hooks(kind: str, module, name: str, value):
+    """``value`` (a ``kind``: "buffer", "module" or "parameter") after each global registration
+    hook of that kind has had the chance to replace it."""
+    hooks = {"buffer": _global_buffer_registration_hooks, "module": _global_module_registration_hooks,
+             "parameter": _global_parameter_registration_hooks}[kind]
+    for hook in tuple(hooks.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 class BackwardHookFunction(Function):
@@ -45,11 +151,14 @@ class BackwardHookFunction(Function):
 
 def call_with_hooks(module, forward: Callable, args: tuple, kwargs: dict) -> Any:
     """``module(*args, **kwargs)`` with its hooks, in PyTorch's order: forward pre-hooks, the
-    input side of the backward hooks, forward, forward hooks, the output side."""
+    input side of the backward hooks, forward, forward hooks, the output side. The hooks of
+    every module come before the module's own ones of each kind."""
     result = None
     called = set()  # the always_call forward hooks that ran
+    with_kwargs = module._forward_hooks_with_kwargs
+    always_called = module._forward_hooks_always_called
     try:
-        for hook_id, hook in tuple(module._forward_pre_hooks.items()):
+        for hook_id, hook in (*_global_forward_pre_hooks.items(), *module._forward_pre_hooks.items()):
             if hook_id in module._forward_pre_hooks_with_kwargs:
                 new = hook(module, args, kwargs)
                 if new is not None:
@@ -63,17 +172,18 @@ def call_with_hooks(module, forward: Callable, args: tuple, kwargs: dict) -> Any
                 if new is not None:
                     args = new if isinstance(new, tuple) else (new,)
 
+        full_hooks, other_hooks = _backward_hooks_of(module)
+        pre_hooks = [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]
         backward_hook = None
-        full_hooks = list(module._backward_hooks.values()) if module._is_full_backward_hook else []
-        if full_hooks or module._backward_pre_hooks:
-            backward_hook = _BackwardHook(module, full_hooks, list(module._backward_pre_hooks.values()))
+        if full_hooks or pre_hooks:
+            backward_hook = _BackwardHook(module, full_hooks, pre_hooks)
             args = backward_hook.setup_input_hook(args)
 
         result = forward(*args, **kwargs)
-        for hook_id, hook in tuple(module._forward_hooks.items()):
-            if hook_id in module._forward_hooks_always_called:
+        for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
+            if hook_id in always_called or hook_id in _global_forward_hooks_always_called:
                 called.add(hook_id)
-            if hook_id in module._forward_hooks_with_kwargs:
+            if hook_id in with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
                 new = hook(module, args, kwargs, result)
             else:
                 new = hook(module, args, result)
@@ -85,23 +195,35 @@ def call_with_hooks(module, forward: Callable, args: tuple, kwargs: dict) -> Any
                 warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
                               f"Tensors but received {type(result)}", stacklevel=3)
             result = backward_hook.setup_output_hook(result)
-        if module._is_full_backward_hook is False and module._backward_hooks:
-            _register_non_full_hooks(module, result)
+        if other_hooks:
+            _register_non_full_hooks(module, other_hooks, result)
         return result
     except Exception:
-        for hook_id, hook in tuple(module._forward_hooks.items()):  # always_call hooks run even now
-            if hook_id in module._forward_hooks_always_called and hook_id not in called:
-                try:
-                    if hook_id in module._forward_hooks_with_kwargs:
-                        new = hook(module, args, kwargs, result)
-                    else:
-                        new = hook(module, args, result)
-                    if new is not None:
-                        result = new
-                except Exception as e:
-                    warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
-                                  f"silenced as another error was raised in forward: {e}", stacklevel=3)
+        for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
+            if hook_id in called or not (hook_id in always_called or hook_id in _global_forward_hooks_always_called):
+                continue  # (always_call hooks run even now, once)
+            try:
+                if hook_id in with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                    new = hook(module, args, kwargs, result)
+                else:
+                    new = hook(module, args, result)
+                if new is not None:
+                    result = new
+            except Exception as e:
+                scope = "global module" if hook_id in _global_forward_hooks else "module"
+                warnings.warn(f"{scope} forward hook with ``always_call=True`` raised an exception that was "
+                              f"silenced as another error was raised in forward: {e}", stacklevel=3)
         raise
+
+
+def _backward_hooks_of(module) -> tuple[list, list]:
+    """The full backward hooks and the older per-node ones that apply to ``module``, global ones first."""
+    full, other = [], []
+    for is_full, hooks in ((_global_is_full_backward_hook, _global_backward_hooks),
+                           (module._is_full_backward_hook, module._backward_hooks)):
+        if is_full is not None:
+            (full if is_full else other).extend(hooks.values())
+    return full, other
 
 
 class _BackwardHook:
@@ -189,12 +311,12 @@ def _spread(positions: list, values: tuple, size: int) -> tuple:
     return tuple(result)
 
 
-def _register_non_full_hooks(module, result) -> None:
+def _register_non_full_hooks(module, hooks: list, result) -> None:
     """``register_backward_hook``'s older hooks: node hooks on the grad_fn of the first output tensor."""
     first = result
     while not isinstance(first, Tensor):
         first = next(v for v in first.values() if isinstance(v, Tensor)) if isinstance(first, dict) else first[0]
     node = first.grad_fn
     if node is not None:
-        for hook in module._backward_hooks.values():
+        for hook in hooks:
             node.register_hook(lambda grad_inputs, grad_outputs, hook=hook: hook(module, grad_inputs, grad_outputs))

@@ -11,9 +11,12 @@ which is the order PyTorch uses too.
 """
 from __future__ import annotations
 
+import functools
+import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -22,15 +25,30 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.device import device as _device
 from minigrad.device import resolve
 from minigrad.autograd.graph import RemovableHandle
-from minigrad.nn.hooks import call_with_hooks
-from minigrad.nn.parameter import Parameter
+from minigrad.nn.hooks import call_with_hooks, global_call_hooks, run_registration_hooks
+from minigrad.nn.parameter import Parameter, is_lazy
 from minigrad.tensor import Tensor
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys the model expected but did not get, and the others."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
-               "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks")
+               "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks",
+               "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # state_dict's key for what get_extra_state returns
+_NO_LOW_PRECISION = ("minigrad has no {name} dtype: it computes in float32 and float64 only. Keep the model "
+                     "in float32 (model.float()) or use model.double(); mixed precision needs PyTorch.")
 
 
 def _add(hooks: OrderedDict, handle: RemovableHandle, hook: Callable, prepend: bool) -> None:
@@ -48,9 +66,9 @@ def _quoted(keys: list) -> str:
 
 
 def _addindent(text: str, spaces: int) -> str:
-    """Indent every line but the first (a child's repr goes after ``(name): ``)."""
+    """Indent every line but the first and the blank ones (a child's repr goes after ``(name): ``)."""
     first, *rest = text.split("\n")
-    return "\n".join([first] + [" " * spaces + line for line in rest])
+    return "\n".join([first] + [" " * spaces + line if line.strip() else "" for line in rest])
 
 
 class Module:
@@ -72,8 +90,22 @@ class Module:
     """
 
     training: bool
+    dump_patches: bool = False  # (PyTorch's, unused there too: kept so that code setting it runs)
+    _version: int = 1
+    """Saved for each module in ``state_dict()._metadata``. A layer whose saved state changes
+    bumps it, and its ``_load_from_state_dict`` converts a checkpoint saved with an older
+    version (BatchNorm is at 2: its version 1 had no ``num_batches_tracked``)."""
+    call_super_init: bool = False
+    """True: ``Module.__init__`` passes its arguments on to the next class of the MRO (for a
+    subclass that also inherits from a class whose ``__init__`` takes arguments)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not self.call_super_init and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if not self.call_super_init and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} "
+                            "were given")
         # object.__setattr__: our own __setattr__ needs these dictionaries to exist.
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -83,14 +115,22 @@ class Module:
         for hooks in _HOOK_DICTS:  # (nn/hooks.py: what they hold and when they run)
             object.__setattr__(self, hooks, OrderedDict())
         object.__setattr__(self, "_is_full_backward_hook", None)  # True, False (register_backward_hook's) or unset
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks:
+        if (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+                or global_call_hooks):  # (the hooks of every module: nn/hooks.py)
             return call_with_hooks(self, self.forward, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Takes ``torch.compile``'s arguments and changes nothing: minigrad has no compiler, so
+        forward runs as written. (PyTorch's ``Module.compile`` compiles the module in place and
+        returns None too: write ``model.compile()``, not ``model = model.compile()``.)"""
 
     # -- hooks ---------------------------------------------------------------------
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
@@ -160,6 +200,8 @@ class Module:
                 f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
                 "(minigrad.nn.Parameter or None required)"
             )
+        if param is not None:
+            param = run_registration_hooks("parameter", self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -171,7 +213,7 @@ class Module:
             raise TypeError(
                 f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' (minigrad Tensor or None required)"
             )
-        self._buffers[name] = tensor
+        self._buffers[name] = run_registration_hooks("buffer", self, name, tensor)
         if persistent:
             self._non_persistent_buffers.discard(name)
         else:
@@ -184,7 +226,7 @@ class Module:
         if "_modules" not in self.__dict__:
             raise AttributeError("cannot assign module before Module.__init__() call")
         self._check_name("module", name, self._modules)
-        self._modules[name] = module
+        self._modules[name] = run_registration_hooks("module", self, name, module)
 
     def register_module(self, name: str, module: "Module | None") -> None:
         """Another name for ``add_module``."""
@@ -220,19 +262,19 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, "_parameters", "_buffers")
-            modules[name] = value
+            modules[name] = run_registration_hooks("module", self, name, value)
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(
                     f"cannot assign '{_type_name(value)}' as child module '{name}' (minigrad.nn.Module or None expected)"
                 )
-            modules[name] = None
+            modules[name] = run_registration_hooks("module", self, name, None)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
                     f"cannot assign '{_type_name(value)}' as buffer '{name}' (minigrad Tensor or None expected)"
                 )
-            buffers[name] = value
+            self.register_buffer(name, value, name not in self._non_persistent_buffers)
         else:
             object.__setattr__(self, name, value)
 
@@ -252,8 +294,12 @@ class Module:
                 return d[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __getstate__(self) -> dict:
+        """What pickling and ``copy.deepcopy`` save: a copy of the attributes (hooks included)."""
+        return self.__dict__.copy()
+
     def __setstate__(self, state: dict) -> None:
-        """Unpickling: a module saved before minigrad had module hooks gets their (empty) dictionaries."""
+        """Unpickling: a module saved before minigrad had some kind of hook gets its (empty) dictionary."""
         self.__dict__.update(state)
         for hooks in _HOOK_DICTS:
             self.__dict__.setdefault(hooks, OrderedDict())
@@ -415,18 +461,19 @@ class Module:
                 param.grad.detach_().zero_()
 
     # -- devices and dtypes -----------------------------------------------------------
-    def _apply(self, convert: Callable[[np.ndarray], np.ndarray]) -> "Module":
-        """Replace the values of every parameter (and its .grad) and buffer with ``convert(values)``.
+    def _apply(self, convert: Callable[[np.ndarray], np.ndarray], recurse: bool = True) -> "Module":
+        """Replace the values of every parameter (and its .grad) and buffer with ``convert(values)``
+        (this module's own ones only, unless ``recurse``).
 
         The tensor objects stay the same (as in PyTorch, which assigns ``param.data``),
         so an optimizer created before ``model.double()`` still holds the model's parameters.
         """
-        for module in self.modules():
+        for module in self.modules() if recurse else (self,):
             for tensors in (module._parameters, module._buffers):
                 for t in tensors.values():
                     if t is None:
                         continue
-                    t._data = convert(t._data)
+                    t.data = Tensor._wrap(convert(t.data._data))  # (through .data: a lazy placeholder has one too)
                     if t._grad is not None:
                         t._grad._data = convert(t._grad._data)
         return self
@@ -458,9 +505,35 @@ class Module:
         """The parameters already live on the CPU: returns self."""
         return self
 
-    def cuda(self, device=None) -> "Module":
+    def cuda(self, device: int | _device | None = None) -> "Module":
         """Raises: minigrad has no CUDA device (the error says to use the CPU)."""
-        resolve("cuda" if device is None else device if isinstance(device, (str, _device)) else f"cuda:{device}")
+        return self._to_accelerator("cuda", device)
+
+    def xpu(self, device: int | _device | None = None) -> "Module":
+        """Raises, as ``cuda()``: minigrad runs on the CPU only."""
+        return self._to_accelerator("xpu", device)
+
+    def ipu(self, device: int | _device | None = None) -> "Module":
+        """Raises, as ``cuda()``: minigrad runs on the CPU only."""
+        return self._to_accelerator("ipu", device)
+
+    def mtia(self, device: int | _device | None = None) -> "Module":
+        """Raises, as ``cuda()``: minigrad runs on the CPU only."""
+        return self._to_accelerator("mtia", device)
+
+    def _to_accelerator(self, kind: str, device: int | _device | str | None) -> "Module":
+        resolve(kind if device is None else device if isinstance(device, (str, _device)) else f"{kind}:{device}")
+        return self
+
+    def to_empty(self, *, device: str | _device | None, recurse: bool = True) -> "Module":
+        """Give every parameter and buffer new, uninitialized memory of the same shape and dtype
+        (how a model built without values is given some before ``load_state_dict`` or an init)."""
+        resolve(device)
+        return self._apply(np.empty_like, recurse=recurse)
+
+    def share_memory(self) -> "Module":
+        """Returns self: PyTorch moves the tensors to shared memory for worker processes;
+        minigrad runs in one process, so there is nothing to share."""
         return self
 
     def float(self) -> "Module":
@@ -471,57 +544,146 @@ class Module:
         """Cast floating-point parameters and buffers to float64 (what gradcheck needs)."""
         return self._cast_floats(dtypes.float64.numpy)
 
+    def half(self) -> "Module":
+        """Raises TypeError: minigrad has no float16 (PyTorch's half)."""
+        raise TypeError(_NO_LOW_PRECISION.format(name="float16 (half)"))
+
+    def bfloat16(self) -> "Module":
+        """Raises TypeError: minigrad has no bfloat16."""
+        raise TypeError(_NO_LOW_PRECISION.format(name="bfloat16"))
+
     def type(self, dst_type) -> "Module":
         """Cast *every* parameter and buffer to ``dst_type``, integer ones included (PyTorch's rule)."""
         target = dtypes.to_numpy_dtype(dst_type)
         return self._apply(lambda a: a.astype(target) if a.dtype != target else a)
 
     # -- saving and loading ---------------------------------------------------------
-    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+    T_destination = TypeVar("T_destination", bound=dict)
+
+    def state_dict(self, *args: Any, destination: T_destination | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> T_destination:
         """Every parameter and persistent buffer by its dotted name, detached (sharing memory).
 
-        Unlike ``named_parameters``, a shared parameter appears under each of its names.
+        Unlike ``named_parameters``, a shared parameter appears under each of its names. A layer
+        that defines ``get_extra_state`` adds what it returns under ``<prefix>_extra_state``. The
+        result (an OrderedDict, or ``destination`` filled in) carries ``_metadata``: each
+        module's ``_version``, which ``load_state_dict`` hands back to ``_load_from_state_dict``.
+        The state_dict hooks run around each module's part: pre-hooks ``hook(module, prefix,
+        keep_vars)`` before it, post-hooks ``hook(module, state_dict, prefix, local_metadata)`` after.
         """
-        out: OrderedDict[str, Tensor] = OrderedDict()
-        for name, param in self._parameters.items():
-            if param is not None:
-                out[prefix + name] = param if keep_vars else param.detach()
-        for name, buffer in self._buffers.items():
-            if buffer is not None and name not in self._non_persistent_buffers:
-                out[prefix + name] = buffer if keep_vars else buffer.detach()
+        if args:  # PyTorch's older positional form (destination, prefix, keep_vars)
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                          " for details.", FutureWarning, stacklevel=2)
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
-                out.update(module.state_dict(prefix=f"{prefix}{name}.", keep_vars=keep_vars))
-        return out
+                module.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:  # (the private hook's old rule: a returned dict replaces it)
+                destination = result
+        return destination
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True) -> _IncompatibleKeys:
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """This module's own entries of ``state_dict`` (not its sub-modules'): a layer that saves
+        something else overrides it (a lazy module keeps its placeholders)."""
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers:
+                destination[prefix + name] = buffer if keep_vars else buffer.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """Define it (with ``set_extra_state``) to save more than tensors in ``state_dict``: what it
+        returns is stored under ``<prefix>_extra_state``, and should pickle."""
+        raise RuntimeError("Module.get_extra_state() is only called when a subclass defines it: define "
+                           "get_extra_state and set_extra_state together in your module.")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Receives what ``get_extra_state`` saved, when ``load_state_dict`` loads it."""
+        raise RuntimeError("Module.set_extra_state() is only called when a subclass defines it: define "
+                           "get_extra_state and set_extra_state together in your module.")
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, prefix, keep_vars)`` before this module's part of ``state_dict``."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, state_dict, prefix, local_metadata)`` after this module's part of
+        ``state_dict``; it edits ``state_dict`` in place and must return None."""
+        hook._from_public_api = True  # (what tells it from the private form's hooks, as in PyTorch)
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """PyTorch's older post-hook: a dict it returns replaces the result (at the root module only)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
+                               "previously registered via register_state_dict_post_hook")
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module loads its part; it may rewrite the keys
+        under ``prefix`` (how a layer keeps reading checkpoints saved in an older layout)."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """The same hook without the module argument (unless ``with_module``): PyTorch's older form."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self) if with_module else hook
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, incompatible_keys)`` after this module and its sub-modules are
+        loaded; editing ``incompatible_keys.missing_keys`` / ``unexpected_keys`` in place changes
+        what a strict load complains about. It must return None."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
         """Copy the values of ``state_dict`` into this model's tensors, in place.
 
-        Keys must match ``self.state_dict()``'s; with ``strict=False`` missing
-        and unexpected keys are returned instead of raised. A shape mismatch is
-        an error either way. Returns ``(missing_keys, unexpected_keys)``.
+        Keys must match ``self.state_dict()``'s; with ``strict=False`` missing and unexpected
+        keys are returned instead of raised. A shape mismatch is an error either way; as in
+        PyTorch, the entries that fit are loaded before the error is raised. ``assign=True``
+        puts the checkpoint's tensors themselves into the model instead of copying their values
+        (each parameter keeps its ``requires_grad``): build the optimizer after it. Each module
+        loads its own part (``_load_from_state_dict``), sub-modules after their parent.
+        Returns ``(missing_keys, unexpected_keys)``.
         """
         if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {_type_name(state_dict)}.")
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        for key, target in own.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                errors.append(
-                    f'While copying the parameter named "{key}", expected a Tensor from checkpoint '
-                    f"but received {_type_name(value)}"
-                )
-            elif value.shape != target.shape:
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
-                    f"the shape in current model is {target.shape}."
-                )
-        if strict:  # PyTorch's order: missing keys, unexpected keys, then size mismatches
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)  # the modules' steps may rewrite keys: never in the caller's dict
+        self._load_tree(state_dict, "", metadata, assign, missing, unexpected, errors)
+        if strict:  # PyTorch's order: missing keys, unexpected keys, then the other errors
             if unexpected:
                 errors.insert(0, f"Unexpected key(s) in state_dict: {_quoted(unexpected)}. ")
             if missing:
@@ -530,13 +692,96 @@ class Module:
             raise RuntimeError(
                 "Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__, "\n\t".join(errors))
             )
-        with no_grad():  # copying into a leaf that requires grad is not a recorded operation
-            for key, target in own.items():
-                if key in state_dict:
-                    target.copy_(state_dict[key])
         return _IncompatibleKeys(missing, unexpected)
 
+    def _load_tree(self, state_dict: dict, prefix: str, metadata: dict | None, assign: bool,
+                   missing: list, unexpected: list, errors: list) -> None:
+        """``load_state_dict``'s walk: this module's part, each sub-module's (with the keys under
+        its prefix), then this module's post-hooks."""
+        local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+        if assign:
+            local_metadata["assign_to_params_buffers"] = True
+        self._load_from_state_dict(state_dict, prefix, local_metadata, True, missing, unexpected, errors)
+        for name, child in self._modules.items():
+            if child is not None:
+                child_prefix = f"{prefix}{name}."
+                child_state = {k: v for k, v in state_dict.items() if k.startswith(child_prefix)}
+                child._load_tree(child_state, child_prefix, metadata, assign, missing, unexpected, errors)
+        incompatible = _IncompatibleKeys(missing, unexpected)
+        for hook in self._load_state_dict_post_hooks.values():
+            if hook(self, incompatible) is not None:
+                raise AssertionError(
+                    "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return new "
+                    "values, if incompatible_keys need to be modified, it should be done inplace."
+                )
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        """Load this module's own entries (keys ``prefix + name``) and record what does not fit.
+
+        A layer overrides it to read older checkpoints (``local_metadata["version"]`` is the
+        ``_version`` they were saved with) and calls ``super()._load_from_state_dict(...)``.
+        ``state_dict`` is a copy: the override may add or remove keys. The load pre-hooks run first.
+        """
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        local_state = {name: t for name, t in itertools.chain(
+            self._parameters.items(),
+            ((n, b) for n, b in self._buffers.items() if n not in self._non_persistent_buffers)) if t is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected a Tensor from checkpoint '
+                                  f"but received {type(value)}")
+                continue
+            lazy = is_lazy(param)  # (a lazy module's pre-hook has given it the saved shape, if there was one)
+            if not lazy and param.ndim == 0 and value.shape == (1,):  # (PyTorch 0.3's checkpoints kept (1,))
+                value = value[0]
+            if not lazy and value.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            try:
+                with no_grad():  # copying into a leaf that requires grad is not a recorded operation
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if isinstance(value, Parameter):
+                                value.requires_grad_(param.requires_grad)
+                            else:
+                                value = Parameter(value, requires_grad=param.requires_grad)
+                        setattr(self, name, value)
+                    elif not lazy:
+                        param.copy_(value)
+            except Exception as ex:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{param.size()} and whose dimensions in the checkpoint are {value.size()}, "
+                                  f"an exception occurred : {ex.args}.")
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    first, *rest = key[len(prefix):].split(".", 1)
+                    if first not in (self._modules if rest else local_state):  # (a dotted name: a sub-module's)
+                        unexpected_keys.append(key)
+
     # -- printing ----------------------------------------------------------------
+    def _get_name(self) -> str:
+        """The name ``repr`` starts with: the class's."""
+        return type(self).__name__
+
     def extra_repr(self) -> str:
         """The arguments shown between the parentheses; layers override it."""
         return ""
@@ -551,13 +796,15 @@ class Module:
             body = extra_lines[0]
         elif lines:
             body = "\n  " + "\n  ".join(lines) + "\n"
-        return f"{type(self).__name__}({body})"
+        return f"{self._get_name()}({body})"
 
     def __dir__(self) -> list:
+        """Attributes, plus the names of parameters, buffers and sub-modules that are identifiers
+        (Sequential's ``"0"`` is reached with ``model[0]``, not ``model.0``)."""
         names = list(super().__dir__())
         for store in (self._parameters, self._buffers, self._modules):
             names += list(store)
-        return sorted(set(names))
+        return sorted({name for name in names if not name[0].isdigit()})
 
 
 def _parse_to(*args: Any, device=None, dtype=None, non_blocking: bool = False, **kwargs: Any) -> tuple:
