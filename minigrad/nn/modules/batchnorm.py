@@ -20,6 +20,7 @@ from minigrad.tensor import Tensor
 
 class _BatchNorm(Module):
     _accepted_ndims: tuple = ()
+    _version = 2  # (version 1, before PyTorch 0.4.1, had no num_batches_tracked)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
@@ -49,6 +50,18 @@ class _BatchNorm(Module):
             init.ones_(self.weight)
             if self.bias is not None:
                 init.zeros_(self.bias)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        """A checkpoint without a version, or from version 1, may lack ``num_batches_tracked``:
+        the layer keeps its own count (0 in a new layer) instead of reporting a missing key."""
+        version = local_metadata.get("version", None)
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            count = self.num_batches_tracked
+            state_dict[key] = count if count is not None else tensor(0, dtype=int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in self._accepted_ndims:

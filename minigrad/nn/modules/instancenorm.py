@@ -26,6 +26,25 @@ class _InstanceNorm(_BatchNorm):
                  track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        """A checkpoint without a version holding running statistics for a layer that keeps none
+        (PyTorch before 0.4 kept them by default) is refused with a message that says so."""
+        if local_metadata.get("version", None) is None and not self.track_running_stats:
+            keys = [prefix + name for name in ("running_mean", "running_var") if prefix + name in state_dict]
+            if keys:
+                name = type(self).__name__
+                error_msgs.append(
+                    "Unexpected running stats buffer(s) {} for {} with track_running_stats=False. If state_dict is "
+                    "a checkpoint saved before 0.4.0, this may be expected because {} does not track running stats "
+                    "by default since 0.4.0. Please remove these keys from state_dict. If the running stats are "
+                    "actually needed, instead set track_running_stats=True in {} to enable them. See the "
+                    "documentation of {} for details.".format(" and ".join(f'"{k}"' for k in keys), *[name] * 4))
+                for key in keys:
+                    state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (self._batch_dims - 1, self._batch_dims):
             raise ValueError(f"expected {self._batch_dims - 1}D or {self._batch_dims}D input (got {input.ndim}D input)")
