@@ -540,3 +540,25 @@ def test_transforms_against_torch(make):
     cached = mine.with_cache(1)
     y = cached(xm)
     assert cached.inv(y) is xm  # the cache returns x itself
+
+
+@pytest.mark.parametrize("p_name,q_name", [("MultivariateNormal_tril", "MultivariateNormal_cov"), ("Beta", "Gamma"),
+                                           ("Dirichlet", "Dirichlet"), ("Normal", "Laplace")])
+def test_kl_second_derivatives(p_name, q_name):
+    rng = np.random.default_rng(6)
+    p_arrays, q_arrays = CASES[p_name][0](rng, (2,)), CASES[q_name][0](rng, (2,))
+    keys = [("p", k) for k in p_arrays] + [("q", k) for k in q_arrays]
+
+    def fn(*params):
+        named = dict(zip(keys, params))
+        p = CASES[p_name][1](D, {k: v for (side, k), v in named.items() if side == "p"})
+        q = CASES[q_name][1](D, {k: v for (side, k), v in named.items() if side == "q"})
+        return D.kl_divergence(p, q)
+
+    inputs = [minigrad.tensor((p_arrays if side == "p" else q_arrays)[k], dtype=minigrad.float64, requires_grad=True)
+              for side, k in keys]
+    D.Distribution.set_default_validate_args(False)
+    try:
+        assert gradgradcheck(fn, inputs)
+    finally:
+        D.Distribution.set_default_validate_args(__debug__)
