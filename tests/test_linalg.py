@@ -77,6 +77,17 @@ CASES = {
     "cross": (lambda L, a, b: L.linalg.cross(a, b), ("vec3", "vec3")),
     "vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), ("tall", "tall")),
     "matmul": (lambda L, A, B: L.linalg.matmul(A, B), ("square", "rhs")),
+    "inv_ex": (lambda L, A: tuple(L.linalg.inv_ex(A)), ("square",)),
+    "cholesky_ex": (lambda L, A: tuple(L.linalg.cholesky_ex(A, upper=True)), ("spd",)),
+    "solve_ex": (lambda L, A, B: tuple(L.linalg.solve_ex(A, B, left=False)), ("square", "rhs_square")),
+    "diagonal": (lambda L, A: L.linalg.diagonal(A, offset=-1) * 1, ("tall",)),
+    "vander": (lambda L, A: L.linalg.vander(A[..., :, 0]), ("tall",)),
+    "vander_n": (lambda L, A: L.linalg.vander(A[..., 0], N=4), ("tall",)),
+    **{f"cond_{p}": (lambda L, A, p=p: L.linalg.cond(A, p), ("square",))
+       for p in (None, "fro", "nuc", 1, -1, math.inf, -2)},
+    "tensorinv": (lambda L, A: L.linalg.tensorinv(first(A).reshape(A.shape[-1], 1, A.shape[-1]), ind=1), ("square",)),
+    "tensorsolve": (lambda L, A, b: L.linalg.tensorsolve(first(A).reshape(A.shape[-1], 1, A.shape[-1]),
+                                                         b.reshape(-1, b.shape[-1])[0]), ("square", "rhs_vector")),
     "multi_dot": (lambda L, a, b: L.linalg.multi_dot([a[:, 0], b, b.mT, a]), ("wide1", "wide1")),
     "lstsq": (lambda L, A, B: L.linalg.lstsq(A, B).solution, ("tall", "rhs_tall")),
     "norm": (lambda L, A: L.linalg.norm(A), ("tall",)),
@@ -88,7 +99,13 @@ CASES = {
 }
 # composed of other nodes in minigrad (solve_right is solve of the transposes, solve_triangular reads
 # A's triangle with triu, multi_dot ends in a matmul)
-NODE_NAMES_DIFFER = {"solve_right", "solve_triangular", "multi_dot"}
+NODE_NAMES_DIFFER = {"solve_right", "solve_triangular", "multi_dot", "solve_ex", "cond_None", "cond_-2",
+                     "tensorinv", "tensorsolve"}
+
+
+def first(A):
+    """The first matrix of a batch."""
+    return A.reshape(-1, *A.shape[-2:])[0]
 
 
 def make(kind: str, rng, batch: tuple, n: int):
@@ -104,6 +121,8 @@ def make(kind: str, rng, batch: tuple, n: int):
         return conditioned(rng, *batch, n, n + 2)
     if kind == "rhs":
         return rng.standard_normal((*batch, n, 2))
+    if kind == "rhs_square":
+        return rng.standard_normal((*batch, n, n))
     if kind == "rhs_vector":
         return rng.standard_normal((*batch, n))
     if kind == "rhs_tall":
@@ -119,9 +138,16 @@ def inputs(name: str, batch: tuple, n: int, seed: int):
     return fn, [make(kind, rng, batch, n) for kind in kinds]
 
 
-def run(lib, fn, arrays, seed=0):
-    xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+# PyTorch 2.13 cannot differentiate cond in these norms (its inverse is changed in place: "modified
+# by an inplace operation"); only values are compared with it, gradcheck checks minigrad's gradients.
+VALUES_ONLY = {"cond_fro", "cond_nuc", "cond_1", "cond_-1", "cond_inf"}
+
+
+def run(lib, fn, arrays, seed=0, requires_grad=True):
+    xs = [lib.tensor(a, requires_grad=requires_grad) for a in arrays]
     outs = outputs(fn(lib, *xs))
+    if not requires_grad:
+        return [o.numpy() for o in outs], [], [str(o.dtype).split(".")[-1] for o in outs], []
     rng = np.random.default_rng(seed)
     loss = sum((o * lib.tensor(rng.standard_normal(tuple(o.shape)))).sum() for o in outs if o.requires_grad)
     grads = lib.autograd.grad(loss, xs)
@@ -140,8 +166,8 @@ def test_matches_torch(name, shape):
     if name.startswith("matrix_norm") and batch == (1, 2):
         batch = (2,)
     fn, arrays = inputs(name, batch, n, seed)
-    mv, mg, md, mn = run(minigrad, fn, arrays)
-    tv, tg, td, tn = run(torch, fn, arrays)
+    mv, mg, md, mn = run(minigrad, fn, arrays, requires_grad=name not in VALUES_ONLY)
+    tv, tg, td, tn = run(torch, fn, arrays, requires_grad=name not in VALUES_ONLY)
     assert md == td
     if name not in NODE_NAMES_DIFFER:
         assert mn == tn
@@ -209,6 +235,25 @@ def test_lstsq_and_rank_match_torch():
         assert got.tolist() == torch.linalg.matrix_rank(torch.tensor(M), atol=atol, rtol=rtol).tolist()
 
 
+SINGULAR = [np.zeros((3, 3)), np.ones((2, 2)), [[1.0, 2, 3], [2, 4, 6], [1, 0, 1]], [[0.0, 1], [1, 0]],
+            [[4.0, 2, 0], [2, 1, 0], [0, 0, 1]], [[1.0, 2], [2, 1]], -np.eye(2), [[[1.0, 0], [0, 0]], [[2.0, 1], [1, 2]]]]
+
+
+@pytest.mark.parametrize("matrix", range(len(SINGULAR)))
+def test_ex_forms_give_lapacks_info(matrix):
+    for op in ("inv_ex", "cholesky_ex", "solve_ex"):
+        outcomes = []
+        for lib in (minigrad, torch):
+            A = lib.tensor(np.array(SINGULAR[matrix], dtype=np.float64))
+            args = (A, lib.ones(A.shape[:-1], dtype=A.dtype)) if op == "solve_ex" else (A,)
+            result = getattr(lib.linalg, op)(*args)
+            assert type(result).__name__ == f"linalg_{op}"
+            outcomes.append((result.info.tolist(), str(result.info.dtype).split(".")[-1]))
+            if not result.info.any():
+                outcomes[-1] += (result[0].numpy().round(8).tolist(),)
+        assert outcomes[0] == outcomes[1], op
+
+
 def test_linalg_error_is_a_runtime_error():
     assert issubclass(minigrad.linalg.LinAlgError, RuntimeError)
     assert minigrad.linalg.__name__ == "minigrad.linalg"
@@ -223,6 +268,7 @@ BAD = {
     "det_not_square": lambda L: L.det(L.ones(2, 3)),
     "solve_singular": lambda L: L.linalg.solve(L.zeros(2, 2), L.ones(2)),
     "solve_shapes": lambda L: L.linalg.solve(L.eye(2), L.ones(3)),
+    "solve_dtypes": lambda L: L.linalg.solve(L.eye(2, dtype=L.float64), L.ones(2)),
     "cholesky_not_pd": lambda L: L.linalg.cholesky(-L.eye(2)),
     "cholesky_not_square": lambda L: L.cholesky(L.ones(2, 3)),
     "eigh_not_square": lambda L: L.linalg.eigh(L.zeros(2, 3)),
@@ -241,6 +287,13 @@ BAD = {
     "matrix_norm_1d": lambda L: L.linalg.matrix_norm(L.ones(2)),
     "lstsq_rows": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(2, 1)),
     "lstsq_driver": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(3, 1), driver="x"),
+    "inv_ex_check_errors": lambda L: L.linalg.inv_ex(L.zeros(2, 2), check_errors=True),
+    "cholesky_ex_check_errors": lambda L: L.linalg.cholesky_ex(-L.eye(2), check_errors=True),
+    "cond_fro_singular_shape": lambda L: L.linalg.cond(L.ones(2, 3), "fro"),
+    "tensorinv_ind": lambda L: L.linalg.tensorinv(L.eye(4), ind=0),
+    "tensorinv_shape": lambda L: L.linalg.tensorinv(L.ones(2, 3), ind=1),
+    "tensorsolve_shape": lambda L: L.linalg.tensorsolve(L.ones(2, 3), L.ones(3)),
+    "vander_0d": lambda L: L.linalg.vander(L.tensor(1.0)),
 }
 
 
