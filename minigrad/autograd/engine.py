@@ -21,7 +21,6 @@ mode, and any node of a pass that computes only some gradients
 from __future__ import annotations
 
 import contextlib
-import heapq
 import itertools
 from typing import Callable, Iterator, Sequence
 
@@ -53,19 +52,69 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
                 if child not in root_set:
                     stack.append(child)
 
-    ready = [(-node._sequence_nr, node) for node in root_set if node not in dependencies]
-    heapq.heapify(ready)
+    ready = _ReadyQueue()
+    for node in sorted((node for node in root_set if node not in dependencies), key=_newest_first):
+        ready.push(node)
     order = []
-    while ready:
-        node = heapq.heappop(ready)[1]
+    while ready.heap:
+        node = ready.pop()
         order.append(node)
         for child, _ in node.next_functions:
             if child is None:
                 continue
             dependencies[child] -= 1
             if dependencies[child] == 0:
-                heapq.heappush(ready, (-child._sequence_nr, child))
+                ready.push(child)
     return order
+
+
+def _newest_first(node: Node) -> int:
+    return -node._sequence_nr
+
+
+class _ReadyQueue:
+    """The nodes ready to run, newest first: PyTorch's ready queue, a C++ ``std::priority_queue``.
+
+    All the leaves' accumulators share one sequence number (PyTorch's largest), so when several
+    are ready at once their order is whatever that binary heap gives. To run them (and their
+    tensor hooks) in PyTorch's order, this is the same heap, step for step (libstdc++'s
+    ``push_heap`` and ``pop_heap``), rather than Python's ``heapq``, which breaks ties differently.
+    """
+
+    __slots__ = ("heap",)
+
+    def __init__(self) -> None:
+        self.heap: list[Node] = []
+
+    def push(self, node: Node) -> None:
+        self.heap.append(node)
+        self._sift_up(len(self.heap) - 1, node)
+
+    def pop(self) -> Node:
+        heap = self.heap
+        top, last = heap[0], heap.pop()
+        n = len(heap)
+        if n:  # the last node fills the hole the top left: the hole moves down to a leaf, then last moves up
+            hole = child = 0
+            while child < (n - 1) // 2:
+                child = 2 * child + 2
+                if heap[child]._sequence_nr < heap[child - 1]._sequence_nr:
+                    child -= 1
+                heap[hole], hole = heap[child], child
+            if n % 2 == 0 and child == (n - 2) // 2:
+                child = 2 * child + 2
+                heap[hole], hole = heap[child - 1], child - 1
+            self._sift_up(hole, last)
+        return top
+
+    def _sift_up(self, hole: int, node: Node) -> None:
+        heap, key = self.heap, node._sequence_nr
+        while hole > 0:
+            parent = (hole - 1) // 2
+            if not heap[parent]._sequence_nr < key:
+                break
+            heap[hole], hole = heap[parent], parent
+        heap[hole] = node
 
 
 def _chain_order(node: Node) -> list[Node] | None:

@@ -38,9 +38,9 @@ def register_tensor_type(cls: type) -> None:
 
 
 _sequence_numbers = itertools.count()
-# Leaf accumulators run as soon as they are ready: PyTorch gives them the
-# largest sequence numbers, and the engine runs the largest first.
-_ACCUMULATE_GRAD_BASE = 1 << 62
+# Leaf accumulators run as soon as they are ready: PyTorch gives them all the
+# largest sequence number, and the engine runs the largest first.
+_ACCUMULATE_GRAD_SEQUENCE_NR = (1 << 64) - 1
 
 
 class Node:
@@ -157,7 +157,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable) -> None:
         super().__init__()
-        self._sequence_nr += _ACCUMULATE_GRAD_BASE
+        self._sequence_nr = _ACCUMULATE_GRAD_SEQUENCE_NR
         self.variable = variable
         # A leaf's tensor hooks live on the leaf; while it has some, this is not None, so the engine
         # calls _call_pre_hooks (Tensor.register_hook sets it on a leaf's live accumulator).

@@ -1,0 +1,93 @@
+"""The order of the backward pass against PyTorch's, on generated graphs.
+
+The order is observable: tensor hooks, node hooks and post-accumulate hooks run when their node
+runs. Among the nodes ready to run, both engines take the newest; the leaves' accumulators all
+share PyTorch's largest sequence number, so their order among themselves is that of PyTorch's
+ready queue (a C++ binary heap), which ``engine._ReadyQueue`` reproduces.
+"""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import minigrad
+from minigrad.autograd.engine import _ReadyQueue
+
+torch = pytest.importorskip("torch")
+
+OPS = ("mul", "add", "sub", "exp", "sin", "sum_keep")
+
+
+@st.composite
+def programs(draw):
+    n_leaves = draw(st.integers(1, 5))
+    steps = []
+    for _ in range(draw(st.integers(1, 8))):
+        op = draw(st.sampled_from(OPS))
+        a = draw(st.integers(0, n_leaves + len(steps) - 1))
+        b = draw(st.integers(0, n_leaves + len(steps) - 1))
+        steps.append((op, a, b, draw(st.booleans())))
+    roots = draw(st.lists(st.integers(0, n_leaves + len(steps) - 1), min_size=1, max_size=3, unique=True))
+    return n_leaves, steps, roots
+
+
+def run(lib, program):
+    n_leaves, steps, roots = program
+    log = []
+    values = [lib.tensor([0.5 + 0.25 * i, -0.3], dtype=lib.float64, requires_grad=True) for i in range(n_leaves)]
+    for i, leaf in enumerate(values):
+        leaf.register_hook(lambda g, i=i: log.append(f"leaf {i}"))
+        leaf.register_post_accumulate_grad_hook(lambda t, i=i: log.append(f"acc {i}"))
+    for k, (op, a, b, hooked) in enumerate(steps):
+        x, y = values[a], values[b]
+        out = {"mul": lambda: x * y, "add": lambda: x + y, "sub": lambda: x - y, "exp": lambda: x.exp(),
+               "sin": lambda: x.sin(), "sum_keep": lambda: x.sum(0, keepdim=True) * y}[op]()
+        if hooked:
+            out.register_hook(lambda g, k=k: log.append(f"step {k}"))
+            out.grad_fn.register_hook(lambda gi, go, k=k: log.append(f"node {k}"))
+        values.append(out)
+    outputs = [values[r].sum() for r in roots]
+    if not all(o.requires_grad for o in outputs):
+        return "no graph"
+    lib.autograd.backward(outputs)
+    return log
+
+
+@settings(max_examples=300, deadline=None)
+@given(program=programs())
+def test_hooks_run_in_torchs_order(program):
+    assert run(minigrad, program) == run(torch, program)
+
+
+class _Key:
+    """A stand-in node with a sequence number (all the ready queue looks at) and a name."""
+
+    def __init__(self, name: str, sequence_nr: int) -> None:
+        self.name, self._sequence_nr = name, sequence_nr
+
+
+@settings(max_examples=200, deadline=None)
+@given(operations=st.lists(st.one_of(st.integers(0, 3), st.none()), max_size=40))
+def test_ready_queue_is_a_max_heap(operations):
+    """Pops come out with non-increasing sequence numbers, whatever the pushes (None: pop)."""
+    queue, popped, pushed = _ReadyQueue(), [], 0
+    for op in operations:
+        if op is None:
+            if queue.heap:
+                popped.append(queue.pop()._sequence_nr)
+        else:
+            queue.push(_Key(str(pushed), op))
+            pushed += 1
+            popped.append(None)  # a push resets the comparison
+    while queue.heap:
+        popped.append(queue.pop()._sequence_nr)
+    runs, current = [], []
+    for value in popped:
+        if value is None:
+            runs.append(current)
+            current = []
+        else:
+            current.append(value)
+    runs.append(current)
+    for run_ in runs:
+        assert run_ == sorted(run_, reverse=True)
