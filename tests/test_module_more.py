@@ -256,6 +256,21 @@ def test_registration_hooks_match_torch():
     assert logs["minigrad"] == logs["torch"]
 
 
+def test_registration_refusals_match_torch():
+    messages = {}
+    for lib in (minigrad, torch):
+        lin = lib.nn.Linear(2, 2)
+        calls = [lambda: lin.add_module("a.b", None), lambda: lin.add_module("", None),
+                 lambda: lin.add_module("weight", None), lambda: lin.add_module(3, None),
+                 lambda: lin.register_buffer("a.b", None), lambda: lin.register_buffer("", None),
+                 lambda: lin.register_buffer("forward", None), lambda: lin.register_buffer(3, None),
+                 lambda: lin.register_parameter("a.b", None), lambda: lin.register_parameter("training", None),
+                 lambda: lin.register_buffer("x", 3)]
+        messages[lib.__name__] = [outcome(call) for call in calls]
+    assert messages["minigrad"] == [(kind, text.replace("torch Tensor", "minigrad Tensor"))
+                                    for kind, text in messages["torch"]]
+
+
 @LIBS
 def test_global_full_and_old_backward_hooks_do_not_mix(lib):
     g = _globals(lib)

@@ -238,7 +238,7 @@ class Module:
         if name == "":
             raise KeyError(f'{kind} name can\'t be empty string ""')
         if "." in name:
-            raise KeyError(f'{kind} name can\'t contain "."')
+            raise KeyError(f'{kind} name can\'t contain "."' + (f", got: {name}" if kind == "module" else ""))
         if hasattr(self, name) and name not in own:
             raise KeyError(f"attribute '{name}' already exists")
 
