@@ -15,6 +15,7 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"minigrad(\.
 
 from minigrad.dtypes import (  # noqa: A001
     bool_ as bool, double, dtype, float, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
+    uint8,
 )
 from minigrad.tensor import Size, Tensor, check_tensor as _check_tensor, is_tensor
 from minigrad.autograd.grad_mode import (
@@ -40,6 +41,7 @@ from minigrad.ops.numerical import cumulative_trapezoid, trapezoid, trapz, vande
 from minigrad.sampling import Generator, get_rng_state, normal, randint_like, set_rng_state  # (and Tensor.random_ ...)
 from minigrad.type_info import can_cast, finfo, iinfo, promote_types, result_type
 from minigrad.threads import get_num_threads, set_num_threads
+from minigrad.printing import set_printoptions
 from minigrad.ops.arrange import column_stack, concat, concatenate, dstack, hstack, meshgrid, vstack
 from minigrad.ops.extrema import std_mean, var_mean
 from minigrad.ops.gamma import polygamma
@@ -49,6 +51,7 @@ from minigrad.functional_ops import (
     broadcast_shapes, broadcast_tensors, cat, maximum, pow, stack, where, write_out as _write_out,
 )
 from minigrad import autograd, data, func, nn, optim, return_types
+from minigrad import distributions  # torch.distributions: Normal, Categorical, kl_divergence ...
 from minigrad.nn.functional import cosine_similarity, pairwise_distance  # (torch has them at the top too)
 from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
 from minigrad.serialization import load, save

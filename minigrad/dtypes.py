@@ -39,11 +39,12 @@ float64 = dtype("float64", np.float64)
 int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 bool_ = dtype("bool", np.bool_)
+uint8 = dtype("uint8", np.uint8)  # (bytes: get_rng_state's state, images)
 float = float32  # PyTorch aliases: torch.float is float32, torch.double is float64
 double = float64
 long = int64
 
-_BY_NUMPY = {d.numpy: d for d in (float32, float64, int32, int64, bool_)}
+_BY_NUMPY = {d.numpy: d for d in (float32, float64, int32, int64, bool_, uint8)}
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}  # bool < integer < floating point
 default_float = float32  # what float data and Python floats become; set_default_dtype changes it
 
@@ -61,13 +62,13 @@ def get_default_dtype() -> dtype:
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
-    """The minigrad dtype for a NumPy dtype; float16 and unsigned types are refused."""
+    """The minigrad dtype for a NumPy dtype; float16 and the other sizes of integer are refused."""
     try:
         return _BY_NUMPY[np.dtype(np_dtype)]
     except KeyError:
         raise TypeError(
             f"can't convert NumPy array of type {np.dtype(np_dtype)}: minigrad supports "
-            "float32, float64, int32, int64 and bool"
+            "float32, float64, int32, int64, uint8 and bool"
         ) from None
 
 
@@ -125,7 +126,7 @@ def _scalar_dtype(x) -> np.dtype:
 
 # Tensor.type(): PyTorch's legacy tensor-type names ('torch.FloatTensor'); minigrad says 'minigrad.FloatTensor'.
 TYPE_NAMES = {float32.numpy: "FloatTensor", float64.numpy: "DoubleTensor", int32.numpy: "IntTensor",
-              int64.numpy: "LongTensor", bool_.numpy: "BoolTensor"}
+              int64.numpy: "LongTensor", bool_.numpy: "BoolTensor", uint8.numpy: "ByteTensor"}
 
 
 def scalar_type_name(np_dtype) -> str:

@@ -18,7 +18,7 @@ from numbers import Number
 
 import numpy as np
 
-from minigrad import dtypes
+from minigrad import dtypes, printing as _printing
 from minigrad.device import CPU as _CPU, device as _device_type
 from minigrad.autograd import differentiate as _differentiate
 from minigrad.autograd.graph import AccumulateGrad, add_hook, register_tensor_type
@@ -435,29 +435,21 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # (the layout, and set_printoptions, are in minigrad/printing.py)
         data = self._data
-        if data.dtype.kind == "f":
-            body = np.array2string(data, separator=", ", prefix="tensor(",
-                                   formatter={"float_kind": _float_formatter(data)})
-        elif data.dtype == np.bool_:  # PyTorch pads to the widest value present: [True, True], [ True, False]
-            width = 5 if data.size and not data.all() else 4
-            body = np.array2string(data, separator=", ", prefix="tensor(",
-                                   formatter={"bool": lambda v: f"{v!s:>{width}}"})
-        else:
-            body = np.array2string(data, separator=", ", prefix="tensor(")
-        body = body.replace(", ..., ", ",  ..., ")  # PyTorch's 1-D summary: ' ...' is one more element
         extras = []
         if data.size == 0 and data.shape != (0,):
             extras.append(f"size={tuple(data.shape)}")
-        if data.dtype not in (dtypes.default_float.numpy, np.dtype(np.int64), np.dtype(np.bool_)):
+        shown_without = (dtypes.default_float.numpy,) if data.size == 0 else (  # (nothing to tell an empty one's by)
+            dtypes.default_float.numpy, np.dtype(np.int64), np.dtype(np.bool_))
+        if data.dtype not in shown_without:
             extras.append(f"dtype={self.dtype}")
         grad_fn = self.grad_fn
         if grad_fn is not None:
             extras.append(f"grad_fn=<{type(grad_fn).__name__}>")  # PyTorch: the class, without the C++ namespace
         elif self._requires_grad:
             extras.append("requires_grad=True")
-        return "tensor(" + ", ".join([body] + extras) + ")"
+        return _printing.with_suffixes("tensor(" + _printing.array_text(data, indent=7), extras, indent=7)
 
     # -- dtype conversion (``to`` itself is in ops/shape.py: it records a ToCopy node) --
     def float(self) -> "Tensor":
@@ -477,9 +469,6 @@ class Tensor:
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self.to(_tensor_argument("type_as", "other", 1, other).dtype)
-
-    def __pos__(self) -> "Tensor":  # (+x; the other operators are in ops/, beside their Functions)
-        return self
 
     # -- memory layout ------------------------------------------------------------
     def stride(self, dim: int | None = None):
@@ -615,24 +604,6 @@ def _described(value) -> str:
     return _type_name(value) + fix
 
 
-def _float_formatter(data: np.ndarray):
-    """PyTorch's float printing: the style and the column width come from the nonzero finite
-    values only. Whole numbers print as "1.", others with 4 decimals, in scientific notation
-    when the values span more than 1000x or pass 1e8 (or, for fractions, go below 1e-4)."""
-    values = data[np.isfinite(data) & (data != 0)].astype(np.float64)
-    size = np.abs(values)
-    whole = bool(np.all(values == np.ceil(values)))
-    sci = values.size > 0 and bool(size.max() / size.min() > 1000 or size.max() > 1e8
-                                   or (not whole and size.min() < 1e-4))
-
-    def text(v: float) -> str:
-        if sci:
-            return f"{v:.4e}"
-        if whole:
-            return f"{v:.0f}" + ("" if np.isnan(v) or np.isinf(v) else ".")
-        return f"{v:.4f}"
-    width = max([1] + [len(text(v)) for v in values])
-    return lambda v: text(float(v)).rjust(width)
 
 
 def _sizes(args: tuple, argument: str = "size") -> tuple:

@@ -16,7 +16,7 @@ import minigrad
 from tests.test_ops_extra import raised
 
 torch = pytest.importorskip("torch")
-DTYPES = ["float32", "float64", "int32", "int64", "bool"]
+DTYPES = ["float32", "float64", "int32", "int64", "uint8", "bool"]
 FLOATS = [d for d in DTYPES if d.startswith("float")]
 INTEGERS = [d for d in DTYPES if d not in FLOATS and d != "bool"]
 
@@ -116,4 +116,4 @@ def test_bad_input_raises_torchs_type(name):
 
 
 def test_dtype_names_are_the_numpy_ones():
-    assert {str(np.dtype(getattr(minigrad, d).numpy)) for d in DTYPES} == {"float32", "float64", "int32", "int64", "bool"}
+    assert {str(np.dtype(getattr(minigrad, d).numpy)) for d in DTYPES} == set(DTYPES)
