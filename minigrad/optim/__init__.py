@@ -13,9 +13,9 @@ coordinate), ``adam_variants.py`` (Adamax, NAdam, RAdam), ``asgd.py``
 (averaged SGD) and ``rprop.py`` (steps from the gradient's sign alone).
 ``lbfgs.py`` is different: a quasi-Newton method whose ``step(closure)``
 evaluates the loss many times. ``lr_scheduler.py`` changes the learning rate
-from epoch to epoch.
+from epoch to epoch; ``swa_utils.py`` averages the weights along the way.
 """
-from minigrad.optim import lr_scheduler
+from minigrad.optim import lr_scheduler, swa_utils
 from minigrad.optim.adagrad import Adadelta, Adagrad
 from minigrad.optim.adam import Adam, AdamW
 from minigrad.optim.adam_variants import Adamax, NAdam, RAdam
@@ -28,5 +28,5 @@ from minigrad.optim.sgd import SGD
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD",
-    "Rprop", "LBFGS", "lr_scheduler",
+    "Rprop", "LBFGS", "lr_scheduler", "swa_utils",
 ]

@@ -140,6 +140,10 @@ class LRScheduler:
         return [group["lr"] for group in self.optimizer.param_groups]
 
 
+class _LRScheduler(LRScheduler):
+    """The base class's old name, which older code still subclasses."""
+
+
 # -- multiply the current rate ---------------------------------------------------------------------------------
 
 class StepLR(LRScheduler):
