@@ -531,6 +531,31 @@ def test_extra_state_without_setter_is_unexpected(lib):
 
 
 # -- the small methods -----------------------------------------------------------------------------
+def test_public_methods_have_torchs_signatures():
+    """Every public method of torch.nn.Module exists, with the same parameter names, kinds and defaults
+    (forward aside: PyTorch's placeholder takes ``*input``)."""
+    import inspect
+
+    differ = []
+    for name in dir(torch.nn.Module):
+        theirs = getattr(torch.nn.Module, name)
+        if name.startswith("_") or name == "forward" or not callable(theirs) or isinstance(theirs, type):
+            continue
+        ours = getattr(minigrad.nn.Module, name)
+        params = [[(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
+                  for f in (theirs, ours)]
+        if params[0] != params[1]:
+            differ.append((name, params))
+    assert differ == []
+
+
+@LIBS
+def test_modules_keeps_duplicates_when_asked(lib):
+    shared = lib.nn.Linear(1, 1)
+    model = lib.nn.Sequential(shared, shared)
+    assert len(list(model.modules())) == 2 and len(list(model.modules(remove_duplicate=False))) == 3
+
+
 @LIBS
 def test_to_empty_keeps_shapes_dtypes_and_objects(lib):
     model = build(lib, ["linear", "bn", "seq"], 2)
