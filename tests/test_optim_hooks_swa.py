@@ -61,7 +61,8 @@ def _step_hook_script(lib, log: list) -> None:
     module = importlib.import_module(f"{lib.__name__}.optim.optimizer")
     handles = [
         module.register_optimizer_step_pre_hook(lambda o, a, k: log.append(("global pre", _describe(a), _describe(k)))),
-        module.register_optimizer_step_post_hook(lambda o, a, k: log.append(("global post", _describe(a), _describe(k)))),
+        module.register_optimizer_step_post_hook(
+            lambda o, a, k: log.append(("global post", _describe(a), _describe(k)))),
     ]
     try:
         opt.register_step_post_hook(lambda o, a, k: log.append(("post 1", o is opt, _describe(a), _describe(k))))
@@ -177,7 +178,8 @@ def test_hook_signatures_and_module_names_are_torchs(torch):
         theirs = inspect.signature(getattr(torch.optim.Optimizer, name)).parameters
         assert [(p.name, p.default) for p in ours.values()] == [(p.name, p.default) for p in theirs.values()], name
     for name in ("register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"):
-        assert callable(getattr(optimizer_module, name)) and name in importlib.import_module("torch.optim.optimizer").__all__
+        assert callable(getattr(optimizer_module, name))
+        assert name in importlib.import_module("torch.optim.optimizer").__all__
 
 
 # -- parameter groups, pickling, repr ------------------------------------------------------------------------------
@@ -215,6 +217,20 @@ def _group_script(lib, log: list) -> None:
     log.append(("zeroed", q.grad.numpy().tolist()))
     opt.zero_grad()
     log.append(("none", q.grad))
+
+
+def test_a_required_hyperparameter_must_be_set_in_every_group(torch):
+    """Older custom optimizers declare ``lr=required`` (from the optimizer module) as PyTorch's SGD once did."""
+    for lib in (minigrad, torch):
+        module = importlib.import_module(f"{lib.__name__}.optim.optimizer")
+
+        class Plain(module.Optimizer):
+            def __init__(self, params, lr=module.required):
+                super().__init__(params, dict(lr=lr))
+
+        assert repr(module.required) == "<required parameter>"
+        assert Plain([{"params": [lib.zeros(1, requires_grad=True)], "lr": 0.1}]).param_groups[0]["lr"] == 0.1
+        assert _outcome(lambda: Plain([lib.zeros(1, requires_grad=True)])) is ValueError
 
 
 def test_param_groups_pickling_and_repr_are_torchs(torch):

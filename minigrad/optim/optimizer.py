@@ -49,12 +49,22 @@ _ONE_IMPLEMENTATION = {
     "fused": "minigrad has one implementation, a loop over the parameters",
 }
 
+
+class _RequiredParameter:
+    """The default of a hyperparameter every group must set: ``def __init__(self, params, lr=required)``."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
 _global_optimizer_pre_hooks: OrderedDict = OrderedDict()
 _global_optimizer_post_hooks: OrderedDict = OrderedDict()
 
 
 def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
-    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return new ``(args, kwargs)``."""
+    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return new (args, kwargs)."""
     return _add_hook(_global_optimizer_pre_hooks, hook)
 
 
@@ -148,7 +158,7 @@ class Optimizer:
         self.__dict__.update(state)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """Add a group of parameters (a dict, completed in place); hyperparameters it doesn't set come from the defaults.
+        """Add a group of parameters (a dict, completed in place); hyperparameters it lacks come from the defaults.
 
         Unfreezing layers while fine-tuning is the classic use. ``params`` may
         be ``(name, tensor)`` pairs (``model.named_parameters()``): the names go
@@ -176,6 +186,8 @@ class Optimizer:
             if not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
         for flag, reason in _ONE_IMPLEMENTATION.items():
             if param_group.get(flag):
