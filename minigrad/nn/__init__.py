@@ -15,6 +15,7 @@ from minigrad.nn import functional, init, utils
 from minigrad.nn.module import Module
 from minigrad.nn.modules import *  # noqa: F403  (the layers; their list is modules.__all__)
 from minigrad.nn.modules import __all__ as _layers
-from minigrad.nn.parameter import Parameter
+from minigrad.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Module", "Parameter", "functional", "init", "utils", *_layers]
+__all__ = ["Module", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init", "utils",
+           *_layers]

@@ -36,6 +36,11 @@ from minigrad.nn.modules.transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 from minigrad.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from minigrad.nn.modules.batchnorm import LazyBatchNorm1d, LazyBatchNorm2d  # the lazy layers
+from minigrad.nn.modules.conv import LazyConv1d, LazyConv2d, LazyConvTranspose1d, LazyConvTranspose2d
+from minigrad.nn.modules.instancenorm import LazyInstanceNorm1d, LazyInstanceNorm2d
+from minigrad.nn.modules.lazy import LazyModuleMixin
+from minigrad.nn.modules.linear import LazyLinear
 
 __all__ = [
     "Linear", "Identity", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
@@ -58,4 +63,6 @@ __all__ = [
     "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "PoissonNLLLoss",
     "AlphaDropout", "FeatureAlphaDropout", "RReLU", "Softmax2d", "LocalResponseNorm", "LPPool1d", "LPPool2d",
     "EmbeddingBag",
+    "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyBatchNorm1d",
+    "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyModuleMixin",
 ]

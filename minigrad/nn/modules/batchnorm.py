@@ -5,6 +5,7 @@ running statistics (buffers ``running_mean``, ``running_var``, counted by
 ``num_batches_tracked``) move toward them. After ``eval()`` the running
 statistics are used instead, so a prediction no longer depends on the rest of
 its batch. Forgetting ``model.eval()`` before testing is the classic bug.
+``LazyBatchNorm1d/2d`` read ``num_features`` from their first input.
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from minigrad.dtypes import int64
 from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
+from minigrad.nn.modules.lazy import LazyModuleMixin
 from minigrad.nn.modules.normalization import add_affine_parameters
+from minigrad.nn.parameter import UninitializedBuffer, UninitializedParameter
 from minigrad.tensor import Tensor
 
 
@@ -101,3 +104,49 @@ class BatchNorm2d(_BatchNorm):
     """Over (N, C, H, W) images: statistics per channel, across the batch and every pixel."""
 
     _accepted_ndims = (4,)
+
+
+class _LazyNormBase(LazyModuleMixin, _BatchNorm):
+    """What the lazy batch and instance norms share: ``num_features`` read from ``input.shape[1]``
+    (also for an unbatched instance-norm input, where that is not the channel dimension: PyTorch's rule)."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)  # placeholders follow
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if self.affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if self.track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tensor(0, dtype=int64)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            if self.affine:
+                self.weight.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
+            if self.track_running_stats:
+                self.running_mean.materialize((self.num_features,))
+                self.running_var.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    """A ``BatchNorm1d`` whose ``num_features`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    """A ``BatchNorm2d`` whose ``num_features`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = BatchNorm2d

@@ -1,12 +1,15 @@
 """``Conv1d`` and ``Conv2d``: slide small learned filters over a sequence or an image, with shared weights;
-``ConvTranspose1d`` and ``ConvTranspose2d``: their transposes, which map back up to the larger size."""
+``ConvTranspose1d`` and ``ConvTranspose2d``: their transposes, which map back up to the larger size; and
+their lazy forms, which read ``in_channels`` from the first input."""
 from __future__ import annotations
 
+from minigrad.autograd.grad_mode import no_grad
 from minigrad.creation import zeros
 from minigrad.nn import functional as F
 from minigrad.nn.module import Module
+from minigrad.nn.modules.lazy import LazyModuleMixin
 from minigrad.nn.modules.linear import reset_weight_and_bias
-from minigrad.nn.parameter import Parameter
+from minigrad.nn.parameter import Parameter, UninitializedParameter
 from minigrad.tensor import Tensor
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -197,3 +200,86 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
         return self._conv_transpose_forward(F.conv_transpose2d, input, output_size)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """What the lazy convolutions share: ``in_channels`` read from the first input's channel dimension."""
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+            else:
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            with no_grad():
+                self.reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        unbatched = self._dims + 1
+        if input.ndim not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.ndim == unbatched + 1 else input.shape[0]
+
+    def _lazy_init(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = ConvTranspose1d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = ConvTranspose2d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)

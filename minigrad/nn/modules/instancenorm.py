@@ -3,14 +3,15 @@
 Unlike BatchNorm the statistics are each sample's own, so by default (``affine=False``,
 ``track_running_stats=False``) the layer has no parameters and no buffers and behaves the same in
 training and evaluation. With ``track_running_stats=True`` it keeps running statistics as
-BatchNorm does, and uses them after ``eval()``.
+BatchNorm does, and uses them after ``eval()``. ``LazyInstanceNorm1d/2d`` read ``num_features``
+from their first input.
 """
 from __future__ import annotations
 
 import warnings
 
 from minigrad.nn import functional as F
-from minigrad.nn.modules.batchnorm import _BatchNorm
+from minigrad.nn.modules.batchnorm import _BatchNorm, _LazyNormBase
 from minigrad.tensor import Tensor
 
 
@@ -79,3 +80,16 @@ class InstanceNorm2d(_InstanceNorm):
     """Over (N, C, H, W) images, or one (C, H, W) image."""
 
     _batch_dims = 4
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    """An ``InstanceNorm1d`` whose ``num_features`` is read from ``input.shape[1]`` (``nn/modules/lazy.py``).
+    Its defaults are the lazy base's, as in PyTorch: ``affine=True, track_running_stats=True``."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    """An ``InstanceNorm2d`` whose ``num_features`` is read from ``input.shape[1]`` (``nn/modules/lazy.py``)."""
+
+    cls_to_become = InstanceNorm2d

@@ -1,14 +1,17 @@
 """``Linear``: y = x @ weight.T + bias, the fully connected layer; ``Bilinear``: y = x1^T A x2 + b, one
-matrix A per output; and ``Identity``, which passes x through."""
+matrix A per output; ``Identity``, which passes x through; ``LazyLinear``, a Linear that reads
+``in_features`` from its first input."""
 from __future__ import annotations
 
 import math
 
+from minigrad.autograd.grad_mode import no_grad
 from minigrad.creation import zeros
 from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
-from minigrad.nn.parameter import Parameter
+from minigrad.nn.modules.lazy import LazyModuleMixin
+from minigrad.nn.parameter import Parameter, UninitializedParameter
 from minigrad.tensor import Tensor
 
 
@@ -96,3 +99,34 @@ def reset_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
         fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
         init.uniform_(bias, -bound, bound)
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A ``Linear`` whose ``in_features`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)  # (no bias yet: it would be replaced at once)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # loaded from a state_dict: the weight has a shape, the attribute not yet
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                                     f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
