@@ -165,3 +165,16 @@ def test_a_lazy_layer_in_a_model_and_its_dtype():
         assert tuple(y.shape) == (5, 2) and [type(m).__name__ for m in model] == ["Linear", "ReLU", "Linear"]
         assert [tuple(p.shape) for p in model.parameters()] == [(4, 3), (4,), (2, 4), (2,)]
         assert model[0]._forward_pre_hooks == {} and not hasattr(model[0], "_initialize_hook")
+
+
+def test_a_nested_lazy_layer_loads_by_its_prefix():
+    source = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2)).double()
+    x = np.random.default_rng(0).standard_normal((5, 3))
+    outputs = []
+    for L in (minigrad, torch):
+        model = L.nn.Sequential(L.nn.LazyLinear(4), L.nn.Tanh(), L.nn.LazyLinear(2)).double()
+        model.load_state_dict({k: L.tensor(arr(v)) for k, v in source.state_dict().items()})
+        assert [tuple(p.shape) for p in model.parameters()] == [(4, 3), (4,), (2, 4), (2,)]
+        outputs.append(arr(model(L.tensor(x))))
+    np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-12)
+

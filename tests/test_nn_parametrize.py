@@ -132,6 +132,11 @@ def test_weight_norm_loads_the_old_weight_g_weight_v_checkpoint():
     m.load_state_dict(state)
     same(m.weight, old.weight)
     assert sorted(state) == ["bias", "weight_g", "weight_v"]  # the caller's dict is left alone
+    nested = mnn.Sequential(mnn.Tanh(), m_parametrizations.weight_norm(mnn.Linear(3, 4).double()))
+    nested.load_state_dict({f"1.{k}": v for k, v in state.items()})  # the hook renames under its prefix
+    assert list(nested.state_dict()) == ["1.bias", "1.parametrizations.weight.original0",
+                                         "1.parametrizations.weight.original1"]
+    same(nested[1].weight, old.weight)
 
 
 @settings(max_examples=25, deadline=None)
@@ -151,6 +156,10 @@ def test_spectral_norm_matches_torch(kind, sizes, n_power_iterations, eps, dim, 
     u = arr(m.parametrizations.weight[0]._u)
     forward_backward(m, t, make_input(kind, sizes, rng))
     np.testing.assert_array_equal(arr(m.parametrizations.weight[0]._u), u)  # eval: no power iteration
+    back = t_parametrizations.spectral_norm(make_layer(torch, kind, sizes), n_power_iterations=n_power_iterations,
+                                            eps=eps, dim=dim).eval()
+    back.load_state_dict({k: torch.tensor(arr(v)) for k, v in m.state_dict().items()})  # the way back
+    same(m.weight, back.weight)
     for L, P, _ in LIBS.values():
         P.remove_parametrizations(m if L is minigrad else t, "weight")
     same_state(m, t, rtol=1e-7, atol=1e-9)
