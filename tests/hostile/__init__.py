@@ -142,10 +142,10 @@ def run_backward(root, grad, retain_graph=False):
 '''
 
 NAN_GRADS = '''def run_backward(root, grad, retain_graph=False):
-    for i, node in enumerate(engine.topological_order([root])):
-        if hasattr(node, "variable"):
-            value = float("nan") if i % 2 else float("inf")
-            node.variable.grad = minigrad.full(node.variable.shape, value, dtype=minigrad.float64)
+    for node in engine.topological_order([root]):
+        if hasattr(node, "variable"):  # every leaf gets NaN, and inf in its first element
+            node.variable.grad = minigrad.full(node.variable.shape, float("nan"), dtype=minigrad.float64)
+            node.variable.grad.view(-1)[0] = float("inf")
 '''
 
 INFINITE_LOOP = "while True:\n    pass\n"
