@@ -13,7 +13,8 @@ from minigrad import creation, random
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.distributions import constraints
 from minigrad.distributions.exp_family import ExponentialFamily
-from minigrad.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from minigrad.distributions.utils import (_expand_probs_or_logits, broadcast_all, lazy_property, logits_to_probs,
+                                          probs_to_logits)
 from minigrad.nn.functional import binary_cross_entropy_with_logits
 from minigrad.tensor import Size, Tensor
 
@@ -43,10 +44,7 @@ class Bernoulli(ExponentialFamily):
     def expand(self, batch_shape, _instance=None) -> Bernoulli:
         new = self._get_checked_instance(Bernoulli, _instance)
         batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(batch_shape)
+        _expand_probs_or_logits(self, new, batch_shape)
         super(Bernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -11,7 +11,8 @@ from minigrad import creation, random
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
-from minigrad.distributions.utils import _numpy_draw, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from minigrad.distributions.utils import (_expand_probs_or_logits, _numpy_draw, broadcast_all, lazy_property,
+                                          logits_to_probs, probs_to_logits)
 from minigrad.tensor import Size, Tensor
 
 __all__ = ["Binomial"]
@@ -46,10 +47,7 @@ class Binomial(Distribution):
         new = self._get_checked_instance(Binomial, _instance)
         batch_shape = Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(batch_shape)
+        _expand_probs_or_logits(self, new, batch_shape)
         super(Binomial, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -13,7 +13,7 @@ import numpy as np
 from minigrad import creation, dtypes, random
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
-from minigrad.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
+from minigrad.distributions.utils import _expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 from minigrad.functional_ops import broadcast_tensors
 from minigrad.tensor import Size, Tensor
 
@@ -47,10 +47,7 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = Size(batch_shape)
         param_shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(param_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(param_shape)
+        _expand_probs_or_logits(self, new, param_shape)
         new._num_events = self._num_events
         super(Categorical, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args

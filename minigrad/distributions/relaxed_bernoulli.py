@@ -13,7 +13,8 @@ from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.transformed_distribution import TransformedDistribution
 from minigrad.distributions.transforms import SigmoidTransform
-from minigrad.distributions.utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from minigrad.distributions.utils import (_expand_probs_or_logits, broadcast_all, clamp_probs, lazy_property,
+                                          logits_to_probs, probs_to_logits)
 from minigrad.tensor import Size, Tensor
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
@@ -43,10 +44,7 @@ class LogitRelaxedBernoulli(Distribution):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         batch_shape = Size(batch_shape)
         new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(batch_shape)
+        _expand_probs_or_logits(self, new, batch_shape)
         super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

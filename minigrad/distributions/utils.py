@@ -66,6 +66,15 @@ class lazy_property:
         return value
 
 
+def _expand_probs_or_logits(source, new, shape) -> None:
+    """Give ``new`` whichever of ``probs``/``logits`` ``source`` holds, expanded to ``shape`` (the other stays
+    lazy), and point ``new._param`` at it: the shared step of ``expand`` for the probs-or-logits families."""
+    for name in ("probs", "logits"):
+        if name in source.__dict__:
+            new._param = getattr(source, name).expand(shape)
+            setattr(new, name, new._param)
+
+
 def _standard_normal(shape, dtype) -> Tensor:
     """N(0, 1) noise of ``shape`` from minigrad's generator."""
     return Tensor._wrap(random.generator().standard_normal(tuple(shape)).astype(dtype.numpy))
