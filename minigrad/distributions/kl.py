@@ -338,7 +338,12 @@ def _kl_gamma_normal(p, q):
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
 @register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
+@register_kl(Normal, Beta)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Uniform)
+def _kl_real_line_infinity(p, q):
+    """p (Laplace or Normal) has mass on the whole real line, q only on part of it."""
     return _infinite_like(p.loc)
 
 
@@ -349,14 +354,6 @@ def _kl_laplace_normal(p, q):
     t1 = 0.5 * (2 * scale_sqr_var_ratio / math.pi).log()
     t2, t3, t4 = 0.5 * p.loc.pow(2), p.loc * q.loc, 0.5 * q.loc.pow(2)
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
-
-
-@register_kl(Normal, Beta)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
 
 
 @register_kl(Normal, Laplace)
