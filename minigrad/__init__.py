@@ -42,6 +42,18 @@ from minigrad.sampling import Generator, get_rng_state, normal, randint_like, se
 from minigrad.type_info import can_cast, finfo, iinfo, promote_types, result_type
 from minigrad.threads import get_num_threads, set_num_threads
 from minigrad.printing import set_printoptions
+# The switches and helpers at the top of reproducible scripts and learners' tests (settings.py: recorded,
+# minigrad's ops are deterministic already; compile returns the model itself: minigrad has no compiler).
+from minigrad.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
+from minigrad.settings import (
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode, set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
+from minigrad.compiler import compile  # noqa: A001
+from minigrad.sharing import asarray, frombuffer
+from minigrad.type_info import typename
+from minigrad import testing
 from minigrad.ops.arrange import column_stack, concat, concatenate, dstack, hstack, meshgrid, vstack
 from minigrad.ops.extrema import std_mean, var_mean
 from minigrad.ops.gamma import polygamma

@@ -3,7 +3,8 @@
 finfo and iinfo describe minigrad's dtypes with NumPy's numbers (they are IEEE and two's
 complement types, so the numbers are PyTorch's too); the other three ask ``minigrad/dtypes.py``,
 where PyTorch's promotion rules live (an int tensor and a float number give the default float;
-a 0-d tensor does not promote a dimensioned one of the same category).
+a 0-d tensor does not promote a dimensioned one of the same category). ``typename`` names the type
+of any object as PyTorch does: a tensor by its legacy type ('minigrad.FloatTensor').
 """
 from __future__ import annotations
 
@@ -86,3 +87,18 @@ def can_cast(from_: dtypes.dtype, to: dtypes.dtype) -> bool:
     """Whether PyTorch's type promotion may cast ``from_`` to ``to``: not to a lower category
     (float to integer, integer or float to bool)."""
     return _CATEGORY[_dtype(from_, "from_").numpy.kind] <= _CATEGORY[_dtype(to, "to").numpy.kind]
+
+
+def typename(obj: object, /) -> str:
+    """The full name of ``obj``'s type: ``x.type()`` for a tensor ('minigrad.LongTensor'), else
+    module and qualified name ('minigrad.nn.parameter.Parameter' for the class; builtins bare)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"

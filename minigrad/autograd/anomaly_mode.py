@@ -71,6 +71,17 @@ class set_detect_anomaly:
         _AnomalyMode.enabled, _AnomalyMode.check_nan = self.prev, self.prev_check_nan
 
 
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """``set_detect_anomaly`` as a plain call (PyTorch's ``torch.set_anomaly_enabled``): on or off
+    until the next call. Exactly True or False, as PyTorch's: 1 or numpy.bool is a TypeError."""
+    for position, (name, value) in enumerate((("enabled", enabled), ("check_nan", check_nan)), start=1):
+        if type(value) is not bool:
+            kind = type(value)
+            kind = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+            raise TypeError(f"set_anomaly_enabled(): argument '{name}' (position {position}) must be bool, not {kind}")
+    _AnomalyMode.enabled, _AnomalyMode.check_nan = enabled, check_nan
+
+
 def record_forward_traceback(node) -> None:
     """Keep where ``node`` was created: the caller's stack, without minigrad's own frames at its end."""
     frames = traceback.extract_stack()

@@ -1,4 +1,4 @@
-"""``minigrad.backends``: which optional backends exist. Only ``mps``, and it is never available."""
-from minigrad.backends import mps
+"""``minigrad.backends``: which optional backends exist. ``mps`` and ``cudnn``: never available."""
+from minigrad.backends import cudnn, mps
 
-__all__ = ["mps"]
+__all__ = ["cudnn", "mps"]

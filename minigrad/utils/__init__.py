@@ -1,8 +1,9 @@
 """``minigrad.utils``: the helpers PyTorch keeps in ``torch.utils``.
 
 ``minigrad.utils.data`` has ``Dataset``, ``TensorDataset``, ``DataLoader`` and
-``random_split``, spelled as in ``torch.utils.data``.
+``random_split``, spelled as in ``torch.utils.data``; ``minigrad.utils.hooks`` has
+``RemovableHandle``, the handle every ``register_*hook`` returns.
 """
-from minigrad.utils import data
+from minigrad.utils import data, hooks
 
-__all__ = ["data"]
+__all__ = ["data", "hooks"]
