@@ -31,7 +31,7 @@ FEW = settings(max_examples=60, deadline=None)
 REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
 
 
-def _leaves(lib, arrays, dtype):
+def make_leaves(lib, arrays, dtype):
     """One tensor per array; the float ones need a gradient."""
     out = []
     for a in arrays:
@@ -47,7 +47,7 @@ def _leaves(lib, arrays, dtype):
 
 def _outcome(lib, fn, arrays, dtype):
     """("raised", type name) or ("ok", values, dtype, node name, gradients)."""
-    leaves = _leaves(lib, arrays, dtype)
+    leaves = make_leaves(lib, arrays, dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -67,6 +67,18 @@ def _outcome(lib, fn, arrays, dtype):
     return ("ok", out.detach().numpy().copy(), str(out.dtype).split(".")[-1], node, grads)
 
 
+def assert_same_gradients(mg, tg, tol: float) -> None:
+    """The leaves' gradients of two outcomes agree: none, the same refusal, or close arrays leaf by leaf."""
+    assert (mg is None) == (tg is None) and (isinstance(mg, tuple) == isinstance(tg, tuple)), (mg, tg)
+    if isinstance(mg, tuple):
+        assert mg == tg
+    elif mg is not None:
+        for a, b in zip(mg, tg):
+            assert (a is None) == (b is None)
+            if a is not None:
+                np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
 def assert_same(fn, arrays, dtype="float64"):
     mine, theirs = _outcome(minigrad, fn, arrays, dtype), _outcome(torch, fn, arrays, dtype)
     assert mine[0] == theirs[0] and (mine[0] == "ok" or mine[1] == theirs[1]), f"minigrad {mine}, torch {theirs}"
@@ -77,14 +89,7 @@ def assert_same(fn, arrays, dtype="float64"):
     assert md == td and mv.shape == tv.shape
     np.testing.assert_allclose(mv, tv, rtol=tol, atol=tol)
     assert mn == tn
-    assert (mg is None) == (tg is None) and (isinstance(mg, tuple) == isinstance(tg, tuple)), (mg, tg)
-    if isinstance(mg, tuple):
-        assert mg == tg
-    elif mg is not None:
-        for a, b in zip(mg, tg):
-            assert (a is None) == (b is None)
-            if a is not None:
-                np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    assert_same_gradients(mg, tg, tol)
 
 
 # -- drawing cases --------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import minigrad
 from minigrad.autograd import gradcheck, gradgradcheck
+from tests.test_ops_scatter import assert_same_gradients, make_leaves
 
 try:
     import torch
@@ -34,13 +35,7 @@ def _outputs(result, lib) -> list:
 
 def _outcome(lib, fn, arrays, dtype):
     """("raised", type name) or ("ok", [(values, dtype, node, requires_grad) per output], gradients)."""
-    leaves = []
-    for a in arrays:
-        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
-            t = lib.tensor(a, dtype=getattr(lib, dtype))
-            leaves.append(t.requires_grad_() if dtype.startswith("float") else t)
-        else:
-            leaves.append(lib.tensor(a) if isinstance(a, np.ndarray) else a)
+    leaves = make_leaves(lib, arrays, dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -81,14 +76,7 @@ def assert_same(fn, arrays, dtype="float64"):
         assert (md, mv.shape, mr) == (td, tv.shape, tr)
         np.testing.assert_allclose(mv, tv, rtol=tol, atol=tol)
         assert mn == tn
-    assert isinstance(mg, tuple) == isinstance(tg, tuple) and (mg is None) == (tg is None), (mg, tg)
-    if isinstance(mg, tuple):
-        assert mg == tg
-    elif mg is not None:
-        for a, b in zip(mg, tg):
-            assert (a is None) == (b is None)
-            if a is not None:
-                np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    assert_same_gradients(mg, tg, tol)
 
 
 @st.composite
