@@ -250,7 +250,10 @@ def _mismatch_message(identifier: str, extra: str, abs_diff, abs_idx, rel_diff, 
     equality = rtol == 0 and atol == 0
 
     def line(kind: str, diff, idx, tol) -> str:
-        text = f"{kind.title()} difference: {diff}" if idx is None else f"Greatest {kind} difference: {diff} at index {idx}"
+        if idx is None:
+            text = f"{kind.title()} difference: {diff}"
+        else:
+            text = f"Greatest {kind} difference: {diff} at index {idx}"
         return text + ("" if equality else f" (up to {tol} allowed)") + "\n"
 
     text = f"{identifier} are not {'equal' if equality else 'close'}!\n\n{extra.strip()}\n"
@@ -323,7 +326,8 @@ def make_tensor(*shape: int | tuple[int, ...] | list[int], dtype: dtypes.dtype, 
         raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually exclusive, "
                          f"but got noncontiguous={noncontiguous} and memory_format={memory_format}")
     if requires_grad and dtype in _INTEGRAL:
-        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got dtype={dtype}")
+        raise ValueError("`requires_grad=True` is not supported for boolean and integral dtypes, "
+                         f"but got dtype={dtype}")
     noncontiguous = noncontiguous and math.prod(shape) > 1
     if noncontiguous:  # twice as wide, then every other column: non-identical values, and an offset of 1
         shape = (*shape[:-1], 2 * shape[-1])

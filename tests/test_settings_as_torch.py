@@ -163,7 +163,8 @@ ASARRAY_CASES = [
     ("a", {"requires_grad": True}), ("ai", {}), ("a_reversed", {}), ("a_reversed", {"copy": True}),
     ("list", {}), ("list", {"copy": False}), ("list", {"dtype": "float64"}), ("ints", {}),
     ("ints", {"requires_grad": True}), ("number", {}), ("number", {"copy": False}), ("bool", {}),
-    ("np_scalar", {}), ("np_scalar", {"copy": False}), ("np_scalar", {"dtype": "float64"}), ("np_0d", {}), ("np_0d", {"copy": False}),
+    ("np_scalar", {}), ("np_scalar", {"copy": False}), ("np_scalar", {"dtype": "float64"}), ("np_0d", {}),
+    ("np_0d", {"copy": False}),
     ("bytearray", {"dtype": "int32"}), ("bytearray", {}), ("bytearray", {"copy": True, "dtype": "int32"}),
     ("short_bytes", {}), ("memoryview", {}), ("array_i", {"dtype": "int32"}), ("array_i", {}),
     ("nested", {}), ("string", {}), ("none", {}), ("t", {"device": "cpu"}),
@@ -228,7 +229,8 @@ FROMBUFFER_CASES = [
 def test_frombuffer_as_torch(name, kwargs):
     outcomes = []
     for lib in LIBS:
-        source = {"bytearray": lambda: bytearray(range(1, 9)), "empty": lambda: bytearray(), "seven": lambda: bytearray(7),
+        source = {"bytearray": lambda: bytearray(range(1, 9)), "empty": lambda: bytearray(),
+                  "seven": lambda: bytearray(7),
                   "bytes": lambda: b"abcd", "list": lambda: [1, 2], "ndarray": lambda: np.arange(4.0),
                   "strided": lambda: memoryview(bytearray(16))[::2]}[name]()
         options = {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}

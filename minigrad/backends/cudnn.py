@@ -14,7 +14,7 @@ import types
 
 from minigrad.ops.broadcast import type_name
 
-__all__ = ["is_available", "version", "deterministic", "benchmark", "enabled", "allow_tf32", "benchmark_limit"]
+__all__ = ["is_available", "version"]  # (and the switches, properties of this module: read them here)
 
 
 def is_available() -> bool:
