@@ -16,6 +16,7 @@ from minigrad.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from minigrad.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 torch = pytest.importorskip("torch")
+from tests.test_nn_parametrize import arr, make_input, make_layer, same, to_minigrad  # noqa: E402
 
 UTILS = {
     minigrad: dict(weight_norm=weight_norm, remove_weight_norm=remove_weight_norm, spectral_norm=spectral_norm,
@@ -28,31 +29,7 @@ UTILS = {
 }
 
 
-def arr(t) -> np.ndarray:
-    return t.detach().numpy().copy()
-
-
-def to_minigrad(state: dict) -> dict:
-    return {k: minigrad.tensor(arr(v)) for k, v in state.items()}
-
-
-def same(got, want, rtol=1e-9, atol=1e-10) -> None:
-    np.testing.assert_allclose(arr(got), arr(want), rtol=rtol, atol=atol)
-
-
 KINDS = ["Linear", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
-
-
-def make_layer(L, kind: str, cin: int, cout: int, k: int, bias: bool = True):
-    if kind == "Linear":
-        return L.nn.Linear(cin, cout, bias=bias).double()
-    return getattr(L.nn, kind)(cin, cout, k, bias=bias).double()
-
-
-def make_input(kind: str, cin: int, k: int, rng) -> np.ndarray:
-    shape = {"Linear": (3, cin), "Conv1d": (2, cin, k + 2), "Conv2d": (2, cin, k + 1, k + 2),
-             "ConvTranspose1d": (2, cin, 3), "ConvTranspose2d": (2, cin, 2, 3)}[kind]
-    return rng.standard_normal(shape)
 
 
 def run(layers: dict, x: np.ndarray) -> None:
@@ -85,12 +62,12 @@ def test_hook_weight_norm_matches_torch(kind, cin, cout, k, dim, seed):
     layers = {}
     for L, utils in UTILS.items():
         with pytest.warns(FutureWarning, match="deprecated"):
-            layers[L] = utils["weight_norm"](make_layer(L, kind, cin, cout, k), dim=dim)
+            layers[L] = utils["weight_norm"](make_layer(L, kind, (cin, cout, k)), dim=dim)
         assert type(layers[L]).__name__ == kind and "weight" not in layers[L]._parameters
     layers[minigrad].load_state_dict(to_minigrad(layers[torch].state_dict()))
     same_state(layers)
     for _ in range(2):
-        run(layers, make_input(kind, cin, k, rng))
+        run(layers, make_input(kind, (cin, cout, k), rng))
     same(layers[minigrad].weight, layers[torch].weight)
     for L, utils in UTILS.items():
         with pytest.raises(RuntimeError), pytest.warns(FutureWarning):  # (it warns, then refuses)
@@ -108,17 +85,17 @@ def test_hook_weight_norm_matches_torch(kind, cin, cout, k, dim, seed):
        seed=st.integers(0, 2**16))
 def test_hook_spectral_norm_matches_torch(kind, cin, cout, k, n_power_iterations, eps, dim, seed):
     rng = np.random.default_rng(seed)
-    layers = {L: utils["spectral_norm"](make_layer(L, kind, cin, cout, k), n_power_iterations=n_power_iterations,
+    layers = {L: utils["spectral_norm"](make_layer(L, kind, (cin, cout, k)), n_power_iterations=n_power_iterations,
                                         eps=eps, dim=dim) for L, utils in UTILS.items()}
     layers[minigrad].load_state_dict(to_minigrad(layers[torch].state_dict()))
     assert layers[minigrad].state_dict()._metadata == layers[torch].state_dict()._metadata  # (the version: 1)
     for _ in range(2):  # training: n_power_iterations steps on weight_u / weight_v at each call
-        run(layers, make_input(kind, cin, k, rng))
+        run(layers, make_input(kind, (cin, cout, k), rng))
         same_state(layers, rtol=1e-7, atol=1e-9)
     for layer in layers.values():
         layer.eval()
     u = arr(layers[minigrad].weight_u)
-    run(layers, make_input(kind, cin, k, rng))
+    run(layers, make_input(kind, (cin, cout, k), rng))
     np.testing.assert_array_equal(arr(layers[minigrad].weight_u), u)
     for L, utils in UTILS.items():
         with pytest.raises(RuntimeError):
@@ -171,10 +148,10 @@ def test_fuse_bn_matches_torch(kind, cin, cout, k, bias, affine, one_feature, se
                 "num_batches_tracked": np.array(7)}
     if affine:
         bn_state.update(weight=rng.standard_normal(features), bias=rng.standard_normal(features))
-    layer_state, x = None, make_input(kind, cin, k, rng)
+    layer_state, x = None, make_input(kind, (cin, cout, k), rng)
     out, fused_params = {}, {}
     for L, utils in UTILS.items():
-        layer = make_layer(L, kind, cin, cout, k, bias=bias).eval()
+        layer = make_layer(L, kind, (cin, cout, k), bias=bias).eval()
         if layer_state is None:
             layer_state = {key: arr(v) for key, v in layer.state_dict().items()}
         layer.load_state_dict({key: L.tensor(v) for key, v in layer_state.items()})

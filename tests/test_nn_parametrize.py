@@ -38,13 +38,12 @@ def same(got, want, rtol=1e-9, atol=1e-10) -> None:
     np.testing.assert_allclose(arr(got), arr(want), rtol=rtol, atol=atol)
 
 
-def make_layer(L, kind: str, sizes: tuple):
+def make_layer(L, kind: str, sizes: tuple, bias: bool = True):
     """A float64 layer of ``kind`` (Linear, Conv1d, Conv2d, ConvTranspose1d/2d)."""
     cin, cout, k = sizes
-    layer = {"Linear": lambda: L.nn.Linear(cin, cout), "Conv1d": lambda: L.nn.Conv1d(cin, cout, k),
-             "Conv2d": lambda: L.nn.Conv2d(cin, cout, k), "ConvTranspose1d": lambda: L.nn.ConvTranspose1d(cin, cout, k),
-             "ConvTranspose2d": lambda: L.nn.ConvTranspose2d(cin, cout, k)}[kind]()
-    return layer.double()
+    if kind == "Linear":
+        return L.nn.Linear(cin, cout, bias=bias).double()
+    return getattr(L.nn, kind)(cin, cout, k, bias=bias).double()
 
 
 def make_input(kind: str, sizes: tuple, rng) -> np.ndarray:
