@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import minigrad
 import minigrad.optim
 from minigrad.optim import LBFGS
+from tests.test_optim_hooks_swa import _outcome
 
 
 @pytest.fixture(scope="module")
@@ -215,14 +216,6 @@ def test_signature_repr_and_state_dict_layout_are_torchs(torch):
     assert saved["param_groups"] == tsaved["param_groups"]
     assert list(saved["state"]) == list(tsaved["state"]) == [0]  # all of it under the first parameter
     assert list(saved["state"][0]) == list(tsaved["state"][0])
-
-
-def _outcome(make):
-    try:
-        make()
-    except Exception as error:  # noqa: BLE001 - the exception type is what is compared
-        return type(error)
-    return None
 
 
 def test_refusals_are_torchs(torch):
