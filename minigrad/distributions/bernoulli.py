@@ -13,15 +13,14 @@ from minigrad import creation, random
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.distributions import constraints
 from minigrad.distributions.exp_family import ExponentialFamily
-from minigrad.distributions.utils import (_expand_probs_or_logits, broadcast_all, lazy_property, logits_to_probs,
-                                          probs_to_logits)
+from minigrad.distributions.utils import _BinaryProbsOrLogits, _expand_probs_or_logits, broadcast_all
 from minigrad.nn.functional import binary_cross_entropy_with_logits
 from minigrad.tensor import Size, Tensor
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryProbsOrLogits, ExponentialFamily):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0; give exactly one of them."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -30,16 +29,7 @@ class Bernoulli(ExponentialFamily):
 
     def __init__(self, probs: Tensor | Number | None = None, logits: Tensor | Number | None = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
+        super().__init__(self._set_probs_or_logits(probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Bernoulli:
         new = self._get_checked_instance(Bernoulli, _instance)
@@ -62,18 +52,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self) -> Tensor:
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)

@@ -11,8 +11,7 @@ from minigrad import creation, random
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
-from minigrad.distributions.utils import (_expand_probs_or_logits, _numpy_draw, broadcast_all, lazy_property,
-                                          logits_to_probs, probs_to_logits)
+from minigrad.distributions.utils import _BinaryProbsOrLogits, _expand_probs_or_logits, _numpy_draw, broadcast_all
 from minigrad.tensor import Size, Tensor
 
 __all__ = ["Binomial"]
@@ -23,7 +22,7 @@ def _clamp_by_zero(x: Tensor) -> Tensor:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryProbsOrLogits, Distribution):
     """The number of successes in ``total_count`` trials of probability ``probs``."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -67,18 +66,6 @@ class Binomial(Distribution):
     @property
     def variance(self) -> Tensor:
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))

@@ -10,7 +10,7 @@ import numpy as np
 from minigrad import dtypes, random
 from minigrad.autograd.grad_mode import enable_grad
 from minigrad.functional_ops import broadcast_tensors
-from minigrad.tensor import Tensor
+from minigrad.tensor import Size, Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
 
@@ -64,6 +64,34 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+class _BinaryProbsOrLogits:
+    """The parameters of a two-outcome family (Bernoulli, LogitRelaxedBernoulli, Binomial): ``probs`` or
+    ``logits``, whichever was given, and the other computed from it on first use."""
+
+    def _set_probs_or_logits(self, probs, logits) -> Size:
+        """Keep the one of ``probs``/``logits`` given as a tensor; return the batch shape it makes."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+        else:
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        return Size() if isinstance(probs if probs is not None else logits, Number) else self._param.size()
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
 
 
 def _expand_probs_or_logits(source, new, shape) -> None:
