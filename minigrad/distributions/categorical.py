@@ -107,3 +107,20 @@ class Categorical(Distribution):
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = creation.arange(self._num_events, dtype=dtypes.int64).reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+
+class _CategoricalParams:
+    """``probs``, ``logits`` and ``param_shape`` of a distribution built on a Categorical kept as
+    ``self._categorical`` (OneHotCategorical, Multinomial, ExpRelaxedCategorical)."""
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape

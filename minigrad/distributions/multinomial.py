@@ -8,7 +8,7 @@ import math
 
 from minigrad.distributions import constraints
 from minigrad.distributions.binomial import Binomial
-from minigrad.distributions.categorical import Categorical
+from minigrad.distributions.categorical import Categorical, _CategoricalParams
 from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.utils import broadcast_all
 from minigrad.nn.functional import one_hot
@@ -17,7 +17,7 @@ from minigrad.tensor import Size, Tensor
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_CategoricalParams, Distribution):
     """Counts of ``total_count`` draws over the K classes of ``probs`` (the last dim); event_shape (K,)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -44,18 +44,6 @@ class Multinomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Tensor:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from minigrad import creation
 from minigrad.distributions import constraints
-from minigrad.distributions.categorical import Categorical
+from minigrad.distributions.categorical import Categorical, _CategoricalParams
 from minigrad.distributions.distribution import Distribution
 from minigrad.nn.functional import one_hot
 from minigrad.tensor import Size, Tensor
@@ -11,7 +11,7 @@ from minigrad.tensor import Size, Tensor
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_CategoricalParams, Distribution):
     """A one-hot vector with its 1 at class ``k`` with probability ``probs[..., k]``."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -37,14 +37,6 @@ class OneHotCategorical(Distribution):
         return self._categorical._param
 
     @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
     def mean(self) -> Tensor:
         return self._categorical.probs
 
@@ -56,10 +48,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self) -> Tensor:
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=Size()) -> Tensor:
         indices = self._categorical.sample(sample_shape)

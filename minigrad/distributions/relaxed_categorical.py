@@ -8,7 +8,7 @@ import math
 
 from minigrad import random
 from minigrad.distributions import constraints
-from minigrad.distributions.categorical import Categorical
+from minigrad.distributions.categorical import Categorical, _CategoricalParams
 from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.transformed_distribution import TransformedDistribution
 from minigrad.distributions.transforms import ExpTransform
@@ -18,7 +18,7 @@ from minigrad.tensor import Size, Tensor
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_CategoricalParams, Distribution):
     """The log of a RelaxedOneHotCategorical draw (a point on the log-simplex)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -40,18 +40,6 @@ class ExpRelaxedCategorical(Distribution):
         super(ExpRelaxedCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
 
     def rsample(self, sample_shape=Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
