@@ -22,8 +22,9 @@ from enum import Enum, auto
 
 import numpy as np
 
-import minigrad
-import minigrad.linalg
+from minigrad import linalg
+from minigrad.creation import eye, randn, tensor, zeros_like
+from minigrad.functional_ops import cat, where
 from minigrad import dtypes
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.nn import functional as F
@@ -112,8 +113,8 @@ class _SpectralNorm(Module):
         """Refine ``_u`` and ``_v`` (the top singular vectors) in place, outside the graph."""
         with no_grad():
             for _ in range(n_power_iterations):
-                F.normalize(minigrad.mv(weight_mat, self._v), dim=0, eps=self.eps, out=self._u)
-                F.normalize(minigrad.mv(weight_mat.mT, self._u), dim=0, eps=self.eps, out=self._v)
+                F.normalize(weight_mat.mv(self._v), dim=0, eps=self.eps, out=self._u)
+                F.normalize(weight_mat.mT.mv(self._u), dim=0, eps=self.eps, out=self._v)
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
@@ -122,7 +123,7 @@ class _SpectralNorm(Module):
         if self.training:
             self._power_method(weight_mat, self.n_power_iterations)
         u, v = self._u.clone(), self._v.clone()  # (the next step changes the buffers in place)
-        sigma = minigrad.dot(u, minigrad.mv(weight_mat, v))
+        sigma = u.dot(weight_mat.mv(v))
         return weight / sigma
 
     def right_inverse(self, value: Tensor) -> Tensor:
@@ -154,12 +155,12 @@ class _OrthMaps(Enum):
 def _is_orthogonal(Q: Tensor) -> bool:
     n, k = Q.shape[-2], Q.shape[-1]
     eps = 10.0 * n * np.finfo(dtypes.to_numpy_dtype(Q.dtype)).eps
-    return minigrad.allclose(Q.mT @ Q, minigrad.eye(k, dtype=Q.dtype), atol=eps)
+    return (Q.mT @ Q).allclose(eye(k, dtype=Q.dtype), atol=eps)
 
 
 def _make_orthogonal(A: Tensor) -> Tensor:
     """The Q of A's QR decomposition with R's diagonal made positive (unique for a full-rank A)."""
-    Q, R = minigrad.linalg.qr(A)
+    Q, R = linalg.qr(A)
     return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
@@ -167,8 +168,8 @@ def _householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """PyTorch's ``linalg.householder_product``: the first k columns of ``H_1 ... H_k`` with
     ``H_i = I - tau_i v_i v_i^T`` and ``v_i`` column i of A below the diagonal, with a 1 on it."""
     n, k = A.shape[-2], A.shape[-1]
-    V = A.tril(-1) + minigrad.eye(n, k, dtype=A.dtype)
-    Q = minigrad.eye(n, k, dtype=A.dtype).expand(*A.shape[:-2], n, k)
+    V = A.tril(-1) + eye(n, k, dtype=A.dtype)
+    Q = eye(n, k, dtype=A.dtype).expand(*A.shape[:-2], n, k)
     for i in reversed(range(k)):
         v = V[..., :, i:i + 1]
         Q = Q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (v.mT @ Q))
@@ -182,7 +183,7 @@ def _geqrf(A: Tensor) -> tuple[Tensor, Tensor]:
     raw = [np.linalg.qr(matrix, mode="raw") for matrix in a.reshape(-1, *a.shape[-2:])]
     h = np.stack([reflectors.T for reflectors, _ in raw]).reshape(a.shape)  # (NumPy returns it transposed)
     tau = np.stack([scales for _, scales in raw]).reshape(*a.shape[:-2], -1)
-    return minigrad.tensor(h.astype(a.dtype)), minigrad.tensor(tau.astype(a.dtype))
+    return tensor(h.astype(a.dtype)), tensor(tau.astype(a.dtype))
 
 
 class _Orthogonal(Module):
@@ -202,13 +203,13 @@ class _Orthogonal(Module):
         if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
             X = X.tril()
             if n != k:
-                X = minigrad.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
             A = X - X.mT  # skew-symmetric, so both maps give an orthogonal matrix
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = minigrad.matrix_exp(A)
+                Q = A.matrix_exp()
             else:
-                Id = minigrad.eye(n, dtype=A.dtype)
-                Q = minigrad.linalg.solve(Id - 0.5 * A, Id + 0.5 * A)
+                Id = eye(n, dtype=A.dtype)
+                Q = linalg.solve(Id - 0.5 * A, Id + 0.5 * A)
             if n != k:
                 Q = Q[..., :k]
         else:
@@ -237,16 +238,16 @@ class _Orthogonal(Module):
                                               "or the Cayley parametrizations when use_trivialization=False.")
                 A, tau = _geqrf(Q)  # the reflectors that make Q (the forward's Householder product)
                 diagonal = A.diagonal(dim1=-2, dim2=-1)
-                diagonal.copy_(diagonal.sign() * minigrad.where(tau == 0.0, -1.0, 1.0))
+                diagonal.copy_(diagonal.sign() * where(tau == 0.0, -1.0, 1.0))
                 return A.mT if transpose else A
             if n == k:
                 Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
             else:  # complete to a square orthogonal base with random columns
-                N = minigrad.randn(*(Q.shape[:-2] + (n, n - k)), dtype=Q.dtype)
-                Q = _make_orthogonal(minigrad.cat([Q, N], dim=-1))
+                N = randn(*(Q.shape[:-2] + (n, n - k)), dtype=Q.dtype)
+                Q = _make_orthogonal(cat([Q, N], dim=-1))
             self.base = Q
             # forward(-I) is the identity for every map: the weight starts as base's first columns
-            neg_Id = minigrad.zeros_like(Q_init)
+            neg_Id = zeros_like(Q_init)
             neg_Id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
             return neg_Id
 

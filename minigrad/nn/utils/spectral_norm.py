@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-import minigrad
-import minigrad.linalg
+from minigrad import linalg
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.nn import functional as F
 from minigrad.nn.module import Module
@@ -54,10 +53,10 @@ class SpectralNorm:
         if do_power_iteration:
             with no_grad():  # the buffers are updated in place, outside the graph
                 for _ in range(self.n_power_iterations):
-                    v = F.normalize(minigrad.mv(weight_mat.t(), u), dim=0, eps=self.eps, out=v)
-                    u = F.normalize(minigrad.mv(weight_mat, v), dim=0, eps=self.eps, out=u)
+                    v = F.normalize(weight_mat.t().mv(u), dim=0, eps=self.eps, out=v)
+                    u = F.normalize(weight_mat.mv(v), dim=0, eps=self.eps, out=u)
                 u, v = u.clone(), v.clone()  # (the next step changes the buffers in place)
-        sigma = minigrad.dot(u, minigrad.mv(weight_mat, v))
+        sigma = u.dot(weight_mat.mv(v))
         return weight / sigma
 
     def remove(self, module: Module) -> None:
@@ -74,9 +73,9 @@ class SpectralNorm:
 
     def _solve_v_and_rescale(self, weight_mat: Tensor, u: Tensor, target_sigma: Tensor) -> Tensor:
         """A ``v`` with ``u^T W v = target_sigma`` (for a checkpoint saved without ``v``)."""
-        v = minigrad.linalg.multi_dot([weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(),
+        v = linalg.multi_dot([weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(),
                                        u.unsqueeze(1)]).squeeze(1)
-        return v.mul_(target_sigma / minigrad.dot(u, minigrad.mv(weight_mat, v)))
+        return v.mul_(target_sigma / u.dot(weight_mat.mv(v)))
 
     @staticmethod
     def apply(module: Module, name: str, n_power_iterations: int, dim: int, eps: float) -> "SpectralNorm":
