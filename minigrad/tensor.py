@@ -292,12 +292,6 @@ class Tensor:
         ):
             self._regenerate_view()  # (in ops/inplace.py: it takes the view again with an op)
 
-    def _view_needs_grad(self) -> bool:
-        """For a view that does not require grad itself, of a base that does: it counts as requiring
-        grad (PyTorch's rule; a view taken under no_grad then has no edge), with its history up to date."""
-        self._sync_view()
-        return True
-
     def _check_inplace_on_view(self) -> None:
         """PyTorch's refusals for a recorded in-place operation on a view."""
         meta, base = self._view_meta, self._base

@@ -546,3 +546,11 @@ def test_copy_passes_the_gradient_itself_to_its_source():
     for shape in ((2,), (0,)):
         check([leaf(shape), ("detach", 0), ("setitem", 1, (Ellipsis,), 0, None, False),
                ("grad", 1, [0], 0, None, False, False), ("inplace", "add_", 2, 0, None, False)])
+
+
+def test_a_stale_view_is_refused_before_the_op_checks_its_input():
+    """Seed 7185: u, = x.unbind(0) of a (1, 0) x; x[0] = v under no_grad; u.max(0). PyTorch collects
+    the edges of a call before its forward runs, so u's refused history (a multi-output view whose
+    base changed) is the RuntimeError, not max's IndexError for a dim with no elements."""
+    check([leaf((1, 0)), ("multi", "unbind", 0, (0,), 1), leaf((), False), ("setitem", 0, (0,), 2, None, True),
+           ("reduce", "max", 1, 0, False)])

@@ -2480,3 +2480,16 @@ def test_advanced_index_results_have_pytorch_s_strides(shape, key):
             results.append((tuple(v.shape), tuple(v.stride()), _outcome(lambda: v.__setitem__(None, v))))
         return results
     same(prog)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradient_of_a_broadcast_0d_input_is_a_new_tensor(create_graph):
+    """Found beside seed 7238 of the differential long run: the gradient of a 0-d input broadcast in
+    forward is PyTorch's sum_to, sum() (SumBackward0), not a view of a sum, so it may be changed in
+    place with grad recorded; minigrad's was a reshape of it made in backward, which refuses that."""
+    def prog(lib):
+        x = lib.tensor(1.5, requires_grad=True)
+        g, = lib.autograd.grad(x * lib.ones(3, 2), [x], lib.ones(3, 2, requires_grad=True), create_graph=create_graph)
+        node = None if g.grad_fn is None else g.grad_fn.name()
+        return [node, g._base is None, _outcome(lambda: g.add_(x)), g]
+    same(prog)

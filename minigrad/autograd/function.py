@@ -68,9 +68,18 @@ class Function:
             return _apply_unrecorded(cls, args)
         Tensor = _graph.Tensor
         needs_input_grad = []  # (a loop, not a list comprehension: this is the path of every op)
-        for a in args:  # (a view whose base got a history after it was taken requires grad too)
-            needs_input_grad.append(isinstance(a, Tensor) and (a._requires_grad or (
-                a._base is not None and grad_enabled and a._base._requires_grad and a._view_needs_grad())))
+        for a in args:
+            if not isinstance(a, Tensor):
+                needs_input_grad.append(False)
+            elif a._base is None:
+                needs_input_grad.append(a._requires_grad)
+            else:
+                # PyTorch collects a call's edges before its forward runs: a view whose memory changed
+                # in place since its history was built is taken again (or refused) before forward's
+                # own errors; and a view whose base got a history after it was taken requires grad too
+                if grad_enabled:
+                    a._sync_view()
+                needs_input_grad.append(a._requires_grad or (grad_enabled and a._base._requires_grad))
         needs_input_grad = tuple(needs_input_grad)
         ctx = cls._backward_cls(needs_input_grad)
         _GradMode.enabled = False  # forward's own operations are not recorded

@@ -44,6 +44,8 @@ def sum_to(grad, shape: tuple):
     grad_shape = grad._data.shape
     if grad_shape == shape:
         return grad
+    if not shape:  # PyTorch's sum(): a new tensor, not a view of one (a reshape would be)
+        return grad.sum()
     lead = len(grad_shape) - len(shape)
     dims = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and grad_shape[lead + i] != 1
