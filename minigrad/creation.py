@@ -13,7 +13,7 @@ from minigrad import dtypes
 from minigrad.device import resolve as resolve_device
 from minigrad.random import generator as _generator_of
 from minigrad.ops.broadcast import number, type_name
-from minigrad.tensor import Tensor, _sizes
+from minigrad.tensor import Size, Tensor, _sizes
 from minigrad.ops.registry import tensor_method
 
 def _new(array: np.ndarray, requires_grad: bool) -> Tensor:
@@ -313,3 +313,24 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False)
 @tensor_method()
 def new_full(self, size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+@tensor_method()
+def new(self, *args, device=None) -> Tensor:
+    """PyTorch's legacy constructor, always in this tensor's dtype: ``x.new(2, 3)`` or
+    ``x.new(size)`` (uninitialised, as ``new_empty``), ``x.new(data)`` for a list or tuple (as
+    ``new_tensor``), ``x.new(other)`` (other's memory, for an ``other`` of this dtype),
+    ``x.new()`` (no elements). New code says which it means: ``new_empty``, ``new_tensor``."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        other = args[0]
+        if other._data.dtype != self._data.dtype:
+            raise TypeError(f"new(): expected a tensor of dtype {self.dtype}, got {other.dtype}: "
+                            f"convert it with .to({self.dtype})")
+        resolve_device(device)
+        return Tensor._wrap(other._data)
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) and not isinstance(args[0], Size):
+        return new_tensor(self, args[0], device=device)
+    if len(args) == 1 and isinstance(args[0], Size) or all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in args):
+        return new_empty(self, *(args or (0,)), device=device)
+    raise TypeError(f"new(): data must be a sequence (got {type_name(args[0])}); for a shape, pass ints: x.new(2, 3)")

@@ -41,6 +41,10 @@ def _named(lib) -> dict:
         "sequence": t(1, 2, 5), "kernel1d": t(3, 2, 2), "pair": t(2),
         "tokens": t(3, 1, 4), "in_proj": t(12, 4), "in_bias": t(12), "out_proj": t(4, 4), "bilinear_weight": t(4, 3, 3),
         "label_lists": lib.tensor([[0, 2, -1], [1, -1, 0]]),
+        "volume": t(1, 2, 3, 4, 4), "kernel3d": t(3, 2, 2, 2, 2), "up_kernel3d": t(2, 3, 2, 2, 2), "theta": t(1, 2, 3),
+        "grid": t(1, 2, 2, 2), "ctc_targets": lib.tensor([[1, 2]]),
+        **{f"indices{n}d": lib.zeros(shape, dtype=lib.int64) for n, shape in
+           ((1, (1, 2, 5)), (2, (1, 2, 4, 4)), (3, (1, 2, 3, 4, 4)))},
     }
 
 
@@ -88,6 +92,13 @@ CALLS = {
     "embedding_bag": ("labels", "table", "labels"),
     "scaled_dot_product_attention": ("x", "y", "y"), "rms_norm": ("x", (3,), "row"),
     "bilinear": ("x", "y", "bilinear_weight", "bias"),
+    "conv3d": ("volume", "kernel3d", "channels"), "conv_transpose3d": ("volume", "up_kernel3d", "channels"),
+    "max_pool3d": ("volume", 2), "avg_pool3d": ("volume", 2), "adaptive_avg_pool3d": ("volume", 2),
+    "adaptive_max_pool3d": ("volume", 2), "max_pool3d_with_indices": ("volume", 2),
+    "adaptive_max_pool3d_with_indices": ("volume", 2), "lp_pool3d": ("volume", 2.0, 2),
+    "max_unpool1d": ("sequence", "indices1d", 2), "max_unpool2d": ("image", "indices2d", 2),
+    "max_unpool3d": ("volume", "indices3d", 2), "affine_grid": ("theta", (1, 2, 3, 3), False),
+    "grid_sample": ("image", "grid"), "ctc_loss": ("tokens", "ctc_targets", (3,), (2,)),
     "multi_head_attention_forward": ("tokens", "tokens", "tokens", 4, 2, "in_proj", "in_bias", None, None, False, 0.0,
                                      "out_proj", "bias"),
 }

@@ -202,16 +202,35 @@ BASE = {
     "multinomial": (T([0.2, 0.3, 0.5]), (2, True), {}), "bernoulli": (T([0.2, 0.3, 0.5]), (0.3,), {}),
     "bernoulli_": (M23, (0.3,), {}), "random_": (M23, (1, 5), {}), "exponential_": (M23, (2.0,), {}),
     "geometric_": (M23, (0.3,), {}), "log_normal_": (M23, (1.0, 2.0), {}), "cauchy_": (M23, (0.0, 1.0), {}),
+    # fused multiply-adds, the diagonal, copies of pieces, what kind of tensor, the legacy constructor
+    "addcmul": (M23, (M23, V3), {"value": 2}), "addcmul_": (M23, (V3, M23), {"value": -0.5}),
+    "addcdiv": (M23, (M23, T([2.0, 4.0, 0.5])), {"value": 2}), "addcdiv_": (M23, (V3, M23), {"value": 0.5}),
+    "addmv": (T([1.0, 2.0]), (M23, V3), {"beta": 0.5, "alpha": 2}),
+    "addmv_": (T([1.0, 2.0]), (M23, V3), {"beta": 2, "alpha": 0.5}),
+    "addr": (M23, (T([1.0, 2.0]), V3), {"beta": 2, "alpha": 0.5}),
+    "addr_": (M23, (T([1.0, 2.0]), V3), {"beta": 0.5, "alpha": 2}),
+    "addmm_": (M22, (M23, M32), {"beta": 0.5, "alpha": 2}),
+    "addbmm": (M22, (B233, B232), {"beta": 0.5, "alpha": 2}), "addbmm_": (M22, (B233, B232), {"beta": 2, "alpha": 3}),
+    "baddbmm": (M22, (B233, B232), {"beta": 0.5, "alpha": 2}),
+    "baddbmm_": (T([[[1.0, 2.0], [3.0, 4.0]]] * 2), (B233, B232), {"beta": 2, "alpha": 0.5}),
+    "vdot": (V3, (V3,), {}), "ger": (V3, (T([1.0, 2.0]),), {}),
+    "diag_embed": (M23, (1, 0, 2), {}), "diagflat": (M23, (1,), {}), "fill_diagonal_": (M32, (2.5, True), {}),
+    "hardshrink": (M23, (0.6,), {}), "prelu": (M23, (V3,), {}), "renorm_": (M23, (2, 0, 1.0), {}),
+    "narrow_copy": (M23, (1, 0, 2), {}), "unsafe_chunk": (M23, (2, 1), {}), "unsafe_split": (M23, (2, 1), {}),
+    "unsafe_split_with_sizes": (M23, ([1, 2], 1), {}),
+    "dim_order": (M23, (), {"ambiguity_check": False}), "new": (M23, ([1.0, 2.0],), {}), "is_pinned": (M23, (), {}),
 }
 # Methods whose values are not compared: random, or whatever memory held.
-UNCOMPARED = {"new_empty", "uniform_", "normal_", "new_empty_strided", "multinomial", "bernoulli", "bernoulli_",
+UNCOMPARED = {"new", "new_empty", "uniform_", "normal_", "new_empty_strided", "multinomial", "bernoulli", "bernoulli_",
               "random_", "exponential_", "geometric_", "log_normal_", "cauchy_"}
 
 # Methods of both libraries that take arguments but are not generated, and why.
 EXCLUDED = {
     "cuda": "needs a GPU in torch",
     "register_hook": "takes a callable; tested in test_autograd_api",
+    "register_post_accumulate_grad_hook": "takes a callable; tested in test_post_accumulate_hooks",
     "numpy": "takes only force= (a flag), and minigrad's result is an ndarray like torch's",
+    "pin_memory": "PyTorch without an accelerator raises; minigrad returns the tensor (test_tensor_methods_more)",
 }
 
 

@@ -42,17 +42,21 @@ from minigrad.nn.ops.activation import (
     Elu, EluInplace, Gelu, GeluTanh, LeakyRelu, LeakyReluInplace, Silu, Softplus, _check_float,
 )
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
-from minigrad.nn.ops.conv import AdaptiveMaxPool2d, Conv2d, ConvTranspose2d, MaxPool2d, adaptive_bins, pool_out_size
+from minigrad.nn.ops.conv import (
+    AdaptiveMaxPool2d, Conv2d, ConvTranspose2d, MaxPool2d, adaptive_bins, adaptive_windows, pool_out_size, pool_windows,
+)
+from minigrad.nn.ops.ctc import CtcLoss
 from minigrad.nn.ops.linear_map import (
-    AdaptiveAvgPool2d, AvgPool2d, ChannelShuffle, Col2Im, ConstantPadNd, Embedding, Im2Col, PixelShuffle,
-    PixelUnshuffle, ReflectionPad, ReplicationPad, UpsampleBilinear2d, UpsampleLinear1d, UpsampleNearest,
+    AdaptiveAvgPool2d, AdaptiveAvgPool3d, AvgPool2d, AvgPool3d, ChannelShuffle, Col2Im, ConstantPadNd, Embedding,
+    Im2Col, MaxUnpool, PixelShuffle, PixelUnshuffle, ReflectionPad, ReplicationPad, UpsampleBicubic2d,
+    UpsampleBilinear2d, UpsampleLinear1d, UpsampleNearest, UpsampleNearestExact, UpsampleTrilinear3d,
 )
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
 from minigrad.nn.ops.normalization import NativeBatchNorm, NativeGroupNorm, NativeLayerNorm, batch_statistics
 from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, NllLoss2d, SmoothL1Loss
 from minigrad.nn.parameter import Parameter
-from minigrad.ops.broadcast import integer
+from minigrad.ops.broadcast import integer, number
 from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor, _operand, check_tensor
@@ -543,6 +547,8 @@ def _convolution(fn: str, n: int, input: Tensor, weight: Tensor, bias: Tensor | 
                                "Kernel size can't be greater than actual input size")
     if n == 1:  # the conv2d Function over a height of 1
         stride, padding, dilation = (1, *stride), (0, *padding), (1, *dilation)
+    if n == 3:
+        return _planes_convolution(input, weight, bias, stride, padding, dilation, groups)
     return Conv2d.apply(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -633,6 +639,8 @@ def _transposed_convolution(fn: str, n: int, input: Tensor, weight: Tensor, bias
                            f"size per channel: ({' x '.join(map(str, out_size))}). Output size is too small")
     if n == 1:  # the conv_transpose2d Function over a height of 1
         stride, padding, dilation = (1, *stride), (0, *padding), (1, *dilation)
+    if n == 3:
+        return _planes_transposed_convolution(input, weight, bias, stride, padding, dilation, groups, out_size)
     return ConvTranspose2d.apply(input, weight, bias, (stride, padding, dilation, groups), out_size)
 
 
@@ -1215,20 +1223,25 @@ def _padded(input: Tensor, pad: tuple, mode: str, value: float | None) -> Tensor
 
 
 # -- interpolation ----------------------------------------------------------------
-_UPSAMPLE_NODES = {(3, "nearest"): UpsampleNearest[1], (4, "nearest"): UpsampleNearest[2],
-                   (3, "linear"): UpsampleLinear1d, (4, "bilinear"): UpsampleBilinear2d}
+_UPSAMPLE_NODES = {**{(n + 2, "nearest"): UpsampleNearest[n] for n in (1, 2, 3)},
+                   **{(n + 2, "nearest-exact"): UpsampleNearestExact[n] for n in (1, 2, 3)},
+                   (3, "linear"): UpsampleLinear1d, (4, "bilinear"): UpsampleBilinear2d,
+                   (5, "trilinear"): UpsampleTrilinear3d, (4, "bicubic"): UpsampleBicubic2d}
 _TORCH_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    """Resize the last dimensions of (N, C, L) or (N, C, H, W) ``input`` to ``size``, or by ``scale_factor``.
+    """Resize the last dimensions of (N, C, L), (N, C, H, W) or (N, C, D, H, W) ``input`` to ``size``, or by
+    ``scale_factor``.
 
     ``mode="nearest"`` copies, for output cell i, input cell floor(i * scale) (scale = 1 / scale_factor,
-    or in / out), rounded as PyTorch rounds it, so the same cells are picked. ``"linear"`` (3-D)
-    and ``"bilinear"`` (4-D) mix the two nearest cells along each dimension; ``align_corners=True``
-    maps the corner cells' centres onto each other instead of the corners of the grid. One node each,
-    named as PyTorch's. The other modes (bicubic, trilinear, area, nearest-exact, antialias) are not
+    or in / out), rounded as PyTorch rounds it, so the same cells are picked; "nearest-exact" takes
+    floor((i + 0.5) * scale), the cell whose centre is nearest, which "nearest" misses by half a cell.
+    ``"linear"`` (3-D), ``"bilinear"`` (4-D) and ``"trilinear"`` (5-D) mix the two nearest cells along
+    each dimension, "bicubic" (4-D) four, with Keys' cubic convolution weights (a = -0.75, PyTorch's);
+    ``align_corners=True`` maps the corner cells' centres onto each other instead of the corners of the
+    grid. "area" is ``adaptive_avg_pool``. One node each, named as PyTorch's. antialias is not
     implemented: NotImplementedError.
     """
     if type(input) not in _TENSORS:
@@ -1272,22 +1285,38 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
+    if mode == "area" and input.ndim in (3, 4, 5):
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1](input, out)
     node = _UPSAMPLE_NODES.get((input.ndim, mode))
     if node is None or antialias:
         _refuse_interpolation(input.ndim, mode)
     if min(out) <= 0 or min(input.shape[2:]) <= 0:
-        names = ("W",) if dims == 1 else ("H", "W")
+        names = ("D", "H", "W")[-dims:]
         shown = [", ".join(f"{d}: {n}" for d, n in zip(names, sizes)) for sizes in (input.shape[2:], out)]
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown[0]}) and "
                            f"output ({shown[1]})")
     scales = scales or (None,) * dims
-    if mode == "nearest":
+    if mode in ("nearest", "nearest-exact"):
         small = dims == 2 and sum(out) <= 128
-        sources = [_nearest_sources(n, o, s, input._data.dtype, small) for n, o, s in zip(input.shape[2:], out, scales)]
+        sources = [_nearest_sources(n, o, s, input._data.dtype, small, mode == "nearest-exact")
+                   for n, o, s in zip(input.shape[2:], out, scales)]
 
         def resized(t: Tensor) -> Tensor:
             for axis, index in enumerate(sources, start=2):
                 t = t[(slice(None),) * axis + (index,)]
+            return t
+    elif mode == "bicubic":
+        taps = [_cubic_sources(n, o, s, align_corners, input._data.dtype)
+                for n, o, s in zip(input.shape[2:], out, scales)]
+
+        def resized(t: Tensor) -> Tensor:
+            for axis, (cells, weights) in enumerate(taps, start=2):
+                trailing = (1,) * (t.ndim - axis - 1)
+                mixed = None
+                for index, weight in zip(cells, weights):
+                    term = t[(slice(None),) * axis + (index,)] * Tensor._wrap(weight.reshape(-1, *trailing))
+                    mixed = term if mixed is None else mixed + term
+                t = mixed
             return t
     else:
         dtype = input._data.dtype
@@ -1305,20 +1334,24 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 def _refuse_interpolation(ndim: int, mode: str) -> None:
     """PyTorch's NotImplementedError for a mode and a rank that do not go together, or minigrad's for a mode
     PyTorch has and minigrad does not."""
-    needs = {"linear": 3, "bilinear": 4, "trilinear": 5}
+    needs = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
     if mode in needs and ndim in (3, 4, 5):
         if ndim != needs[mode]:
             raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {needs[mode]}D input")
     elif ndim not in (3, 4, 5) or mode not in _TORCH_MODES.split(" | "):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
                                   f"modes: {_TORCH_MODES} (got {mode})")
+    if mode == "lanczos":
+        raise ValueError("Lanczos mode requires antialias=True")
     raise NotImplementedError(
-        f"minigrad's interpolate supports mode='nearest' (3-D or 4-D input), 'linear' (3-D) and 'bilinear' (4-D, "
-        f"antialias=False), not mode='{mode}' on {ndim}-D input; PyTorch's other modes are not implemented")
+        f"minigrad's interpolate supports antialias=False only, not mode='{mode}' with antialias=True; use "
+        f"antialias=False (or average-pool the input first)")
 
 
-def _nearest_sources(size: int, out: int, scale: float | None, dtype: np.dtype, small: bool) -> np.ndarray:
-    """The input cell of each output cell, floor(i * scale), exactly as PyTorch's CPU kernels pick it.
+def _nearest_sources(size: int, out: int, scale: float | None, dtype: np.dtype, small: bool,
+                     exact: bool = False) -> np.ndarray:
+    """The input cell of each output cell, floor(i * scale) (``exact``: floor((i + 0.5) * scale)), exactly as
+    PyTorch's CPU kernels pick it.
 
     They differ: for a 2-D output with H + W <= 128 (``small``) PyTorch's nearest_idx takes the
     scale in float32 and copies a size kept or doubled without it; otherwise the scale is in the
@@ -1330,8 +1363,33 @@ def _nearest_sources(size: int, out: int, scale: float | None, dtype: np.dtype, 
     arithmetic = np.dtype(np.float32) if small else dtype
     step = (arithmetic.type(1.0 / scale) if scale is not None and scale > 0
             else arithmetic.type(size) / arithmetic.type(out))
-    source = (cells.astype(arithmetic) * step).astype(np.float32)
+    positions = cells.astype(arithmetic) + arithmetic.type(0.5) if exact else cells.astype(arithmetic)
+    source = (positions * step).astype(np.float32)
     return np.minimum(np.floor(source).astype(np.int64), size - 1)
+
+
+def _cubic_sources(size: int, out: int, scale: float | None, align_corners: bool, dtype: np.dtype) -> tuple:
+    """The four input cells of each output cell (clamped to the edges) and their weights: PyTorch's
+    upsample_bicubic2d, Keys' cubic convolution with a = -0.75 at the distances 1 + t, t, 1 - t, 2 - t."""
+    cells = np.arange(out).astype(dtype)
+    if align_corners:
+        ratio = dtype.type(size - 1) / dtype.type(out - 1) if out > 1 else dtype.type(0)
+        source = ratio * cells
+    else:  # (no clamp at 0, unlike linear)
+        ratio = dtype.type(1.0 / scale) if scale is not None and scale > 0 else dtype.type(size) / dtype.type(out)
+        source = ratio * (cells + dtype.type(0.5)) - dtype.type(0.5)
+    low = np.floor(source)
+    t = (source - low).astype(dtype)
+    a = dtype.type(-0.75)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    index = low.astype(np.int64)
+    return [np.clip(index + k - 1, 0, size - 1) for k in range(4)], [w.astype(dtype) for w in weights]
 
 
 def _linear_sources(size: int, out: int, scale: float | None, align_corners: bool, dtype: np.dtype) -> tuple:
@@ -2941,6 +2999,640 @@ def _bag_bounds(input: Tensor, offsets: Tensor | None, include_last_offset: bool
     if include_last_offset:
         return o[:-1], o[1:]
     return o, np.append(o[1:], n)
+
+
+# -- volumes: the 3-D convolutions and pools -----------------------------------------
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """3-D convolution of (N, C, D, H, W) or unbatched (C, D, H, W) ``input`` with
+    (out_channels, C / groups, kD, kH, kW) ``weight``, for videos and medical volumes.
+
+    One conv2d over the depth planes each output plane sees, stacked as channels (``_planes_convolution``):
+    the Numba kernel does the work, and the composition differentiates to any order.
+    """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("conv3d", input=input, weight=weight, bias=bias)
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _planes_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple, padding: tuple,
+                        dilation: tuple, groups: int) -> Tensor:
+    """conv3d as one conv2d: output plane z sums, over the kernel's depth k, the 2-D convolution of input plane
+    z * stride + k * dilation with weight[:, :, k]; those kD planes side by side as channels (each group's
+    together, so ``groups`` carries over) are one conv2d input, of a batch N * D_out."""
+    (sd, *s2), (pd, *p2), (dd, *d2) = stride, padding, dilation
+    batch, channels, depth, height, width = input.shape
+    out_channels, group_channels, kd, kh, kw = weight.shape
+    if pd:
+        input = pad(input, (0, 0, 0, 0, pd, pd))
+    planes = (depth + 2 * pd - dd * (kd - 1) - 1) // sd + 1
+    seen = np.arange(planes)[:, None] * sd + np.arange(kd) * dd  # (D_out, kD): the input planes of each output
+    x = input[:, :, seen].reshape(batch, groups, group_channels, planes, kd, height, width)
+    x = x.permute(0, 3, 1, 4, 2, 5, 6).reshape(batch * planes, groups * kd * group_channels, height, width)
+    w = weight.permute(0, 2, 1, 3, 4).reshape(out_channels, kd * group_channels, kh, kw)
+    y = Conv2d.apply(x, w, bias, tuple(s2), tuple(p2), tuple(d2), groups)
+    return y.reshape(batch, planes, out_channels, *y.shape[2:]).transpose(1, 2)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The transposed 3-D convolution of (N, C, D, H, W) or unbatched (C, D, H, W) ``input`` with
+    (C, out_channels / groups, kD, kH, kW) ``weight``: conv3d's gradient with respect to its input
+    (see ``conv_transpose2d``), as one conv_transpose2d over the depth planes (``_planes_transposed_convolution``).
+    """
+    if type(input) not in _TENSORS or type(weight) not in _TENSORS or type(bias) not in _TENSORS_OR_NONE:
+        _check_tensors("conv_transpose3d", input=input, weight=weight, bias=bias)
+    return _transposed_convolution("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding,
+                                   groups, dilation)
+
+
+def _planes_transposed_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple,
+                                   padding: tuple, dilation: tuple, groups: int, out_size: tuple) -> Tensor:
+    """conv_transpose3d as one conv_transpose2d: input plane z, transposed-convolved with weight[:, :, k], lands on
+    output plane z * stride + k * dilation - padding. The kD weights side by side as output channels give every
+    (z, k) pair at once; each k's planes are then spread ``stride`` apart and added at their offset."""
+    (sd, *s2), (pd, *p2), (dd, *d2) = stride, padding, dilation
+    batch, channels, depth, height, width = input.shape
+    _, group_out, kd, kh, kw = weight.shape
+    w = weight.permute(0, 2, 1, 3, 4).reshape(channels, kd * group_out, kh, kw)
+    x = input.transpose(1, 2).reshape(batch * depth, channels, height, width)
+    y = ConvTranspose2d.apply(x, w, None, (tuple(s2), tuple(p2), tuple(d2), groups), tuple(out_size[1:]))
+    y = y.reshape(batch, depth, groups, kd, group_out, *out_size[1:])
+    full = out_size[0] + 2 * pd  # every plane before the padding is cut off
+    out = None
+    for k in range(kd):
+        planes = y[:, :, :, k]  # (N, D, G, O / G, H', W')
+        if sd > 1:  # spread stride apart: stride - 1 planes of zeros after each
+            planes = pad(planes.unsqueeze(2), (0, 0) * 4 + (0, sd - 1)).flatten(1, 2)[:, :(depth - 1) * sd + 1]
+        planes = pad(planes, (0, 0) * 4 + (k * dd, full - k * dd - planes.shape[1]))
+        out = planes if out is None else out + planes
+    out = out[:, pd:pd + out_size[0]].reshape(batch, out_size[0], groups * group_out, *out_size[1:]).transpose(1, 2)
+    return out if bias is None else out + bias.reshape(-1, 1, 1, 1)
+
+
+_POOL3D_LENGTH = "{fn}: {name} must be either be a single int, or a tuple of three ints"
+
+
+def _pool3d_geometry(fn: str, input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool) -> tuple:
+    """(kernel, stride, padding, dilation, output (D, H, W)) of a 3-D pool, as triples, with PyTorch's checks
+    (pool3d_shape_check; avg_pool3d's also refuses an input smaller than the kernel, padding or not)."""
+    kernel = _ntuple(fn, "kernel_size", kernel_size, 3, _POOL3D_LENGTH)
+    strides = kernel if stride in (None, [], ()) else _ntuple(fn, "stride", stride, 3, _POOL3D_LENGTH)
+    pads = _ntuple(fn, "padding", padding, 3, _POOL3D_LENGTH)
+    dilations = _ntuple(fn, "dilation", dilation, 3, _POOL3D_LENGTH)
+    named = [" ".join(f"{axis}: {v}" for axis, v in zip(names, values)) for names, values in
+             ((("kT", "kH", "kW"), kernel), (("dT", "dH", "dW"), strides),
+              (("dilationT", "dilationH", "dilationW"), dilations))]
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got {named[0]}")
+    if min(strides) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got {named[1]}")
+    if min(dilations) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {named[2]}")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"{fn}: Expected 4D or 5D tensor for input, but got: {list(input.shape)}")
+    if fn == "avg_pool3d" and any(n < k for n, k in zip(input.shape[-3:], kernel)):
+        sizes = " ".join(f"{axis}: {n}" for axis, n in zip("THW", input.shape[-3:]))
+        raise RuntimeError(f"input image ({sizes}) smaller than kernel size ({named[0]})")
+    if min(pads) < 0 or any(p > k // 2 for k, p in zip(kernel, pads)):
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {kernel[0]} "
+                           f"kW: {kernel[2]} kH: {kernel[1]} padT: {pads[0]} padW: {pads[2]} padH: {pads[1]}")
+    out = tuple(pool_out_size(n, k, s, p, ceil_mode, d)
+                for n, k, s, p, d in zip(input.shape[-3:], kernel, strides, pads, dilations))
+    if min(out) < 1 or 0 in input.shape[-3:]:
+        sizes = "x".join(map(str, input.shape[-4:])), "x".join(map(str, (input.shape[-4],) + out))
+        raise RuntimeError(f"Given input size: ({sizes[0]}). Calculated output size: ({sizes[1]}). "
+                           "Output size is too small")
+    return kernel, strides, pads, dilations, out
+
+
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """The mean of each kernel_size window of (N, C, D, H, W) or (C, D, H, W) ``input``; ``avg_pool2d``'s
+    options. A sum of strided slices, one per kernel cell, as one node (``AvgPool3DBackward0``)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("avg_pool3d", input=input)
+    kernel, strides, pads, _, out = _pool3d_geometry("avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    sizes = input.shape[-3:]
+    extra = [max(0, (o - 1) * s + k - (n + 2 * p)) for o, s, k, n, p in zip(out, strides, kernel, sizes, pads)]
+    widths = [amount for i in (2, 1, 0) for amount in (pads[i], pads[i] + extra[i])]
+
+    def window_sums(t: Tensor) -> Tensor:
+        total = None
+        for offset in np.ndindex(*kernel):
+            part = t[(Ellipsis, *(slice(i, i + s * (o - 1) + 1, s) for i, s, o in zip(offset, strides, out)))]
+            total = part if total is None else total + part
+        return total
+
+    def pooled(t: Tensor) -> Tensor:
+        sums = window_sums(pad(t, widths))
+        if divisor_override is not None:
+            return sums / divisor_override
+        counted = np.zeros(tuple(n + 2 * p + e for n, p, e in zip(sizes, pads, extra)), t._data.dtype)
+        counted[tuple(slice(0, n + 2 * p) if count_include_pad else slice(p, p + n)
+                      for n, p in zip(sizes, pads))] = 1
+        return sums / window_sums(Tensor._wrap(counted))
+    return AvgPool3d.apply(input, pooled, pooled)
+
+
+def _max_over_windows(input: Tensor, windows: list, return_indices: bool, starts: list | None = None):
+    """The max of each window of the last three dimensions, with its flat index in D*H*W.
+
+    ``windows`` holds, per dimension, ``window_cells``' (out, k) cells and which windows are empty: the
+    cells are gathered into (..., D_out, H_out, W_out, kD*kH*kW) and reduced with max, whose gradient goes to
+    the cell it picked. Cells outside a window repeat its nearest inside cell, so the first max is PyTorch's.
+    An empty window (dilated, over padding alone) is -inf at PyTorch's index: that of its first tap at or
+    past 0 (``starts``, per dimension), outside the input.
+    """
+    (cd, _), (ch, _), (cw, _) = windows
+    if 0 in (len(cd), len(ch), len(cw)):  # an output size of 0: nothing to take the max of
+        values = input.flatten(-3)[..., :0].reshape(*input.shape[:-3], len(cd), len(ch), len(cw))
+        return (values, Tensor._wrap(np.zeros(values.shape, np.int64))) if return_indices else values
+    k = cd.shape[1] * ch.shape[1] * cw.shape[1]
+    d = cd[:, None, None, :, None, None]
+    h = ch[None, :, None, None, :, None]
+    w = cw[None, None, :, None, None, :]
+    values = input[(Ellipsis, d, h, w)]
+    values, picked = values.reshape(*values.shape[:-3], k).max(-1)
+    empty = windows[0][1][:, None, None] | windows[1][1][None, :, None] | windows[2][1][None, None, :]
+    if empty.any():  # a dilated window over padding alone: -inf, as in PyTorch
+        values = where(Tensor._wrap(empty), Tensor._wrap(np.array(-np.inf, input._data.dtype)), values)
+    if not return_indices:
+        return values
+    depth, height, width = input.shape[-3:]
+    flat = (d * height + h) * width + w
+    flat = flat.reshape(*flat.shape[:3], k)
+    indices = np.take_along_axis(np.broadcast_to(flat, (*picked.shape, k)), picked._data[..., None], -1)[..., 0]
+    if empty.any():
+        sd, sh, sw = np.meshgrid(*starts, indexing="ij")
+        indices = np.where(empty, (sd * height + sh) * width + sw, indices)
+    return values, Tensor._wrap(indices.astype(np.int64))
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The max of each kernel_size window of (N, C, D, H, W) or (C, D, H, W) ``input``; ``max_pool2d``'s options,
+    the indices flat in D*H*W. Composed of a gather and a max (``_max_over_windows``)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("max_pool3d", input=input)
+    kernel, strides, pads, dilations, _ = _pool3d_geometry("max_pool3d", input, kernel_size, stride, padding,
+                                                           dilation, ceil_mode)
+    windows = [pool_windows(n, k, s, p, d, ceil_mode)
+               for n, k, s, p, d in zip(input.shape[-3:], kernel, strides, pads, dilations)]
+    firsts = [np.arange(len(cells)) * s - p for (cells, _), s, p in zip(windows, strides, pads)]
+    starts = [first + d * (np.maximum(-first, 0) // d + (np.maximum(-first, 0) % d > 0))
+              for first, d in zip(firsts, dilations)]
+    return _max_over_windows(input, windows, return_indices, starts)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool3d`` returning (values, indices) whatever ``return_indices`` says (PyTorch's name for it)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("max_pool3d_with_indices", input=input)
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def _adaptive_sizes3d(fn: str, input: Tensor, output_size) -> tuple[int, int, int]:
+    """An adaptive 3-D pool's output (D, H, W): an int or a triple, None keeping that dimension."""
+    if isinstance(output_size, (int, np.integer)):
+        sizes = (int(output_size),) * 3
+    else:
+        sizes = tuple(output_size)
+        if input.ndim <= len(sizes):
+            raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
+        sizes = tuple(n if o is None else o for o, n in zip(sizes, input.shape[-len(sizes):]))
+        if not all(isinstance(o, (int, np.integer)) for o in sizes):
+            raise TypeError(f"{fn}(): argument 'output_size' must be tuple of ints, but got {output_size!r}")
+    if len(sizes) != 3:
+        raise RuntimeError(f"{fn}(): internal error: output_size.size() must be 3")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"{fn}(): Expected 4D or 5D tensor, but got {list(input.shape)}")
+    if min(sizes) < 0:
+        raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{', '.join(map(str, sizes))}}}")
+    for dim in range(input.ndim - 3, input.ndim):
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {dim} being empty")
+    return tuple(int(o) for o in sizes)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Average (N, C, D, H, W) or (C, D, H, W) ``input`` down to ``output_size`` cells (an int or a triple, None
+    keeping that dimension), in PyTorch's bins (``adaptive_bins``); one node."""
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_avg_pool3d", input=input)
+    out = _adaptive_sizes3d("adaptive_avg_pool3d", input, output_size)
+    if out == (1, 1, 1):  # the global average: PyTorch's node is a mean's too
+        return input.mean((-3, -2, -1), keepdim=True)
+    sizes = input.shape[-3:]
+
+    def pooled(t: Tensor) -> Tensor:
+        for dim, n, o in zip((-3, -2, -1), sizes, out):
+            parts = [t.narrow(dim, a, b - a).mean(dim, keepdim=True) for a, b in adaptive_bins(n, o)]
+            t = (cat(parts, dim) if len(parts) > 1 else parts[0]) if parts else t.narrow(dim, 0, 0)
+        return t
+    return AdaptiveAvgPool3d.apply(input, pooled, pooled)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """The max of each of PyTorch's adaptive bins of (N, C, D, H, W) or (C, D, H, W) ``input``;
+    ``return_indices``: also where each came from (flat in D*H*W)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_max_pool3d", input=input)
+    out = _adaptive_sizes3d("adaptive_max_pool3d", input, output_size)
+    windows = [adaptive_windows(n, o) for n, o in zip(input.shape[-3:], out)]
+    return _max_over_windows(input, windows, return_indices)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d`` returning (values, indices) whatever ``return_indices`` says."""
+    if type(input) not in _TENSORS:
+        _check_tensors("adaptive_max_pool3d_with_indices", input=input)
+    return adaptive_max_pool3d(input, output_size, return_indices=True)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """``lp_pool1d`` over (N, C, D, H, W) or (C, D, H, W) ``input``, in kernel_size windows (an int or a triple)."""
+    if type(input) not in _TENSORS:
+        _check_tensors("lp_pool3d", input=input)
+    kernel = _ntuple("lp_pool3d", "kernel_size", kernel_size, 3, _POOL3D_LENGTH)
+    if norm_type in (math.inf, -math.inf):
+        return _lp_pool_limit(max_pool3d, input, norm_type, kernel_size, stride, ceil_mode)
+    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+# -- unpooling ------------------------------------------------------------------------
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """``max_pool1d``'s partial inverse: each value of (N, C, L) or (C, L) ``input`` put back at its index
+    (from ``return_indices=True``), zeros everywhere else. ``output_size`` picks among the lengths a
+    max_pool1d maps to L (default: the smallest)."""
+    if type(input) not in _TENSORS or type(indices) not in _TENSORS:
+        _check_tensors("max_unpool1d", input=input, indices=indices)
+    size = _unpool_size(input, kernel_size, stride, padding, output_size, 1)
+    return _max_unpool("max_unpooling2d", input.unsqueeze(-1), indices.unsqueeze(-1), [*size, 1], 2).squeeze(-1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """``max_unpool1d`` for ``max_pool2d``: (N, C, H, W) or (C, H, W) values put back at their flat indices in the
+    (H_out, W_out) output, zeros elsewhere. One node, ``MaxUnpool2DBackward0``."""
+    if type(input) not in _TENSORS or type(indices) not in _TENSORS:
+        _check_tensors("max_unpool2d", input=input, indices=indices)
+    size = _unpool_size(input, kernel_size, stride, padding, output_size, 2)
+    return _max_unpool("max_unpooling2d", input, indices, size, 2)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """``max_unpool2d`` for ``max_pool3d``: (N, C, D, H, W) or (C, D, H, W) values at their flat indices."""
+    if type(input) not in _TENSORS or type(indices) not in _TENSORS:
+        _check_tensors("max_unpool3d", input=input, indices=indices)
+    size = _unpool_size(input, kernel_size, stride, padding, output_size, 3)
+    return _max_unpool("max_unpooling3d", input, indices, size, 3)
+
+
+def _unpool_size(input: Tensor, kernel_size, stride, padding, output_size, n: int) -> list[int]:
+    """PyTorch's _unpool_output_size: (in - 1) * stride + kernel - 2 * padding, or ``output_size`` (with or without
+    N and C) if it lies strictly within a stride of that."""
+    fn = f"max_unpool{n}d"
+    kernel = _ntuple(fn, "kernel_size", kernel_size, n, _CONV_LENGTH)
+    strides = kernel if stride is None else _ntuple(fn, "stride", stride, n, _CONV_LENGTH)
+    pads = _ntuple(fn, "padding", padding, n, _CONV_LENGTH)
+    default = [(input.shape[i - n] - 1) * strides[i] + kernel[i] - 2 * pads[i] for i in range(n)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a length "
+                         f"of '{len(output_size)}'")
+    for d in range(n):
+        low, high = default[d] - strides[d], default[d] + strides[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+    return [int(o) for o in output_size]
+
+
+def _max_unpool(fn: str, input: Tensor, indices: Tensor, size: list, n: int) -> Tensor:
+    """The scatter, with PyTorch's checks of max_unpooling2d/3d."""
+    if indices.dtype != int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {scalar_type_name(indices.dtype)}")
+    if n == 2 and len(size) != 2:
+        raise RuntimeError(f"There should be exactly two elements (height, width) in output_size, but got "
+                           f"{len(size)} elements.")
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"Input to {fn} should be a {n + 1}d or {n + 2}d Tensor, but got a tensor with "
+                           f"{input.ndim} dimensions.")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(indices.shape)}) "
+                           f"but got indices tensor with shape: {list(input.shape)}")
+    for dim in range(1, input.ndim):
+        if input.shape[dim] <= 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but got "
+                               f"{list(input.shape)} with dimension {dim} being empty.")
+    cells = math.prod(size)
+    index = indices._data.reshape(*input.shape[:-n], -1)
+    bad = (index < 0) | (index >= cells)
+    if bad.any():
+        raise RuntimeError(f"Found an invalid max index: {index[bad][0]} (output volumes are of size "
+                           f"{'x'.join(map(str, size))})")
+    lead = tuple(input.shape[:-n])
+    where_to = Tensor._wrap(index)
+
+    def unpooled(t: Tensor) -> Tensor:
+        zeros = Tensor._wrap(np.zeros((*lead, cells), t._data.dtype))
+        return zeros.scatter(-1, where_to, t.reshape(*lead, -1)).reshape(*lead, *size)
+    return MaxUnpool[n].apply(input, unpooled, unpooled)
+
+
+# -- spatial transformers ----------------------------------------------------------
+_ALIGN_CORNERS_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+                          "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+                          "documentation of grid_sample for details.")
+
+
+def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of a batch of affine maps: (N, H, W, 2) (or (N, D, H, W, 3)) points theta @ (x, y, 1),
+    for the output pixels' own coordinates (x, y) in [-1, 1]; ``grid_sample`` then reads the input there.
+
+    ``theta`` is (N, 2, 3) for a 4-D ``size`` (N, C, H, W), (N, 3, 4) for a 5-D one. With
+    ``align_corners=False`` (the default) -1 and 1 are the outer edges of the corner pixels, with True
+    their centres. A constant grid times theta's transpose: differentiable with respect to theta.
+    """
+    if type(theta) not in _TENSORS:
+        _check_tensors("affine_grid", theta=theta)
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) in (4, 5):
+        rows = len(size) - 2
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (rows, rows + 1):
+            raise ValueError(f"Expected a batch of {rows}D affine matrices of shape Nx{rows}x{rows + 1} for size "
+                             f"{size}. Got {list(theta.shape)}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise RuntimeError(f"affine_grid: expected theta's batch size {theta.shape[0]} to be size[0] = {size[0]}: "
+                           "one affine map per output image")
+    spatial = size[2:]
+    axes = [_unit_positions(n, align_corners, theta._data.dtype) for n in reversed(spatial)]  # x (W) first
+    mesh = np.meshgrid(*axes[::-1], indexing="ij")[::-1]  # each (D,) H, W
+    base = np.stack([*mesh, np.ones(tuple(spatial), theta._data.dtype)], -1).reshape(-1, len(spatial) + 1)
+    grid = Tensor._wrap(base).matmul(theta.transpose(1, 2))  # (N, D*H*W, dims)
+    return grid.reshape(size[0], *spatial, len(spatial))
+
+
+def _unit_positions(n: int, align_corners: bool, dtype: np.dtype) -> np.ndarray:
+    """The n pixels' centres in [-1, 1]: the ends at the corners' centres, or (n - 1) / n of that; 0 for n = 1."""
+    if n <= 1:
+        return np.zeros(n, dtype)
+    steps = np.linspace(-1, 1, n, dtype=dtype)
+    return steps if align_corners else (steps * (n - 1) / n).astype(dtype)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Tensor:
+    """The values of (N, C, H, W) ``input`` at the points of (N, Ho, Wo, 2) ``grid``: (N, C, Ho, Wo).
+
+    A point is (x, y) in [-1, 1] (-1 the left/top edge, or with ``align_corners`` the first pixel's
+    centre), as ``affine_grid`` makes them. ``mode`` "bilinear" mixes the 4 pixels around it, "nearest"
+    takes the closest, "bicubic" mixes 16 with the weights of ``interpolate``'s bicubic mode; points
+    outside read 0 (``padding_mode="zeros"``), the nearest edge pixel ("border") or the image mirrored at
+    its edges ("reflection"). 5-D input and grid sample volumes (trilinear for "bilinear"; no bicubic).
+    Composed of gathers and products, so it is differentiable with respect to the input and the grid
+    (where the weights move), to any order.
+    """
+    if type(input) not in _TENSORS or type(grid) not in _TENSORS:
+        _check_tensors("grid_sample", input=input, grid=grid)
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    _check_grid_sampler(input, grid, mode)
+    batch, channels, *sizes = input.shape
+    points = tuple(grid.shape[1:-1])
+    # per input dimension ((D,) H, W): the grid's last entry is x, along W
+    coords = [_source_coordinates(grid[..., k], n, padding_mode, align_corners)
+              for k, n in zip(range(len(sizes)), reversed(sizes))][::-1]
+    flat = input.reshape(batch, channels, -1)
+
+    def read(cells: list) -> Tensor:
+        """input at integer cells (each (N, *points)), 0 outside when padding with zeros: (N, C, *points)."""
+        inside = np.logical_and.reduce([(i >= 0) & (i < n) for i, n in zip(cells, sizes)])
+        index = np.ravel_multi_index([np.clip(i, 0, n - 1) for i, n in zip(cells, sizes)], sizes)
+        index = Tensor._wrap(index.reshape(batch, 1, -1)).expand(batch, channels, -1)
+        values = flat.gather(2, index).reshape(batch, channels, *points)
+        if inside.all():
+            return values
+        return values * Tensor._wrap(inside[:, None].astype(input._data.dtype))
+
+    if mode == "nearest":
+        rounded = [c.round() for c in coords]  # half to even, as PyTorch's nearbyint
+        cells = [np.nan_to_num(r._data).astype(np.int64) for r in rounded]
+        # the grid's gradient is 0 as in PyTorch (not None): joined through round, whose derivative is 0
+        joint = sum(where(Tensor._wrap(np.isfinite(r._data)), r - r.detach(), 0.0).unsqueeze(1) for r in rounded)
+        return read(cells) + joint
+    if mode == "bicubic":  # the 4 x 4 pixels around each point, each moved inside by the padding mode on its own
+        coords = [_source_coordinates(grid[..., 1 - k], n, "zeros", align_corners) for k, n in enumerate(sizes)]
+        lows = [np.floor(c._data) for c in coords]
+        weights = [_cubic_weights(c - Tensor._wrap(low)) for c, low in zip(coords, lows)]
+        taps = [[_tap(low + k - 1, n, padding_mode, align_corners) for k in range(4)] for low, n in zip(lows, sizes)]
+        out = None
+        for i, j in np.ndindex(4, 4):
+            term = read([taps[0][i], taps[1][j]]) * (weights[0][i] * weights[1][j]).unsqueeze(1)
+            out = term if out is None else out + term
+        return out
+    lows = [np.floor(c._data) for c in coords]
+    fracs = [c - Tensor._wrap(low) for c, low in zip(coords, lows)]
+    lows = [np.nan_to_num(low).astype(np.int64) for low in lows]
+    out = None
+    for corner in np.ndindex(*(2,) * len(sizes)):  # the 4 (or 8) pixels around each point
+        weight = None
+        for up, frac in zip(corner, fracs):
+            w = frac if up else 1 - frac
+            weight = w if weight is None else weight * w
+        term = read([low + up for low, up in zip(lows, corner)]) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """Keys' cubic convolution weights (a = -0.75, PyTorch's) of the 4 pixels at distances 1 + t, t, 1 - t, 2 - t."""
+    a = -0.75
+
+    def near(x: Tensor) -> Tensor:  # |x| <= 1
+        return ((x * (a + 2) - (a + 3)) * x * x) + 1
+
+    def far(x: Tensor) -> Tensor:  # 1 < |x| < 2
+        return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _tap(cell: np.ndarray, size: int, padding_mode: str, align_corners: bool) -> np.ndarray:
+    """A bicubic tap's pixel: moved inside by "border" or "reflection" (then truncated, as PyTorch's
+    get_value_bounded), or left where it is for "zeros" (read as 0 outside)."""
+    if padding_mode == "zeros":
+        return np.nan_to_num(cell).astype(np.int64)
+    moved = _source_coordinates(Tensor._wrap(cell), size, padding_mode, align_corners, normalized=False)._data
+    return np.nan_to_num(moved).astype(np.int64)
+
+
+def _check_grid_sampler(input: Tensor, grid: Tensor, mode: str) -> None:
+    """PyTorch's checks of grid_sampler, in its order and words."""
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input._data.dtype != grid._data.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
+                           f"{input.dtype} and grid has {grid.dtype}")
+    if input.ndim != 4 and (input.ndim != 5 or grid.ndim != 5):
+        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got "
+                           f"{sizes}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    for dim in range(2, input.ndim):
+        if input.shape[dim] <= 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {dim} being empty")
+    if input.ndim != grid.ndim:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+                           f"{sizes}")
+    if input.ndim == 5 and mode == "bicubic":
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+
+
+def _source_coordinates(coord: Tensor, size: int, padding_mode: str, align_corners: bool,
+                        normalized: bool = True) -> Tensor:
+    """A grid coordinate in [-1, 1] as a pixel position in [0, size - 1] (or past it), then moved inside
+    for the "border" and "reflection" padding modes, as PyTorch's grid_sampler_compute_source_index.
+    ``normalized=False``: ``coord`` is a pixel position already, only moved inside."""
+    if normalized:
+        coord = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        coord = _reflected(coord, 0, 2 * (size - 1)) if align_corners else _reflected(coord, -1, 2 * size - 1)
+    if padding_mode != "zeros":
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+def _reflected(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """coord mirrored at low and high (given doubled, to stay integers) until it lies between them."""
+    if twice_low == twice_high:
+        return coord * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = (coord - low).abs()
+    flips = np.floor(distance._data / span)
+    extra = distance - Tensor._wrap(flips * span)  # fmod(distance, span)
+    return where(Tensor._wrap(flips % 2 == 1), span - extra + low, extra + low)
+
+
+# -- connectionist temporal classification ---------------------------------------
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The CTC loss: -log of the probability that (T, N, C) ``log_probs`` (a log_softmax over C) spell
+    each target, summed over every alignment (repeats merged, blanks dropped). For speech and handwriting,
+    where the frames outnumber the labels and nobody knows which frame says which.
+
+    ``targets`` are padded (N, S) or concatenated (sum(target_lengths),); the lengths are tensors or
+    sequences of ints; an unbatched (T, C) input takes a (S,) target. "mean" divides each loss by its
+    target's length, then averages; ``zero_infinity`` zeroes the losses (and gradients) of targets no
+    alignment reaches. One node (``minigrad/nn/ops/ctc.py``), with PyTorch's gradient.
+    """
+    if type(log_probs) not in _TENSORS or type(targets) not in _TENSORS:
+        _check_tensors("ctc_loss", log_probs=log_probs, targets=targets)
+    _check_reduction(reduction)
+    lengths = [_ctc_lengths(name, value) for name, value in (("input_lengths", input_lengths),
+                                                             ("target_lengths", target_lengths))]
+    if isinstance(input_lengths, Tensor) != isinstance(target_lengths, Tensor):
+        raise TypeError("ctc_loss(): input_lengths and target_lengths must both be tensors or both sequences of "
+                        f"ints, but got {type(input_lengths).__name__} and {type(target_lengths).__name__}")
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    labels, input_lengths, target_lengths = _ctc_targets(lp, targets, *lengths, blank)
+    losses = CtcLoss.apply(lp, labels, input_lengths, target_lengths, blank, zero_infinity)
+    if zero_infinity:
+        losses = where(Tensor._wrap(losses._data == math.inf), Tensor._wrap(np.zeros((), losses._data.dtype)), losses)
+    if reduction == "mean":
+        return (losses / Tensor._wrap(np.maximum(target_lengths, 1).astype(losses._data.dtype))).mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses if batched else losses.squeeze(0)
+
+
+def _ctc_lengths(name: str, value) -> np.ndarray:
+    """Lengths as int64 from a tensor of integers or a sequence of ints (PyTorch's two overloads)."""
+    if isinstance(value, Tensor):
+        if value._data.dtype.kind not in "iu":  # (bool is not integral either)
+            raise RuntimeError(f"{name} must be integral")
+        return value._data.astype(np.int64).reshape(-1)
+    if not isinstance(value, (tuple, list)) or not all(isinstance(v, (int, np.integer)) for v in value):
+        raise TypeError(f"ctc_loss(): argument '{name}' must be a tensor of integers or a tuple of ints, "
+                        f"but got {value!r}")
+    return np.array(value, np.int64).reshape(-1)
+
+
+def _ctc_targets(lp: Tensor, targets: Tensor, input_lengths: np.ndarray, target_lengths: np.ndarray,
+                 blank: int) -> tuple:
+    """PyTorch's checks of ctc_loss_cpu, in its order and words; the targets as padded (N, S) int64."""
+    checking = "(while checking arguments for ctc_loss_cpu)"
+    if lp.ndim != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {lp.ndim}-dimensional tensor for argument #1 "
+                           f"'log_probs' {checking}")
+    if targets.ndim not in (1, 2):
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional tensor for argument #2 "
+                           f"'targets' {checking}")
+    batch, classes = lp.shape[1:]
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if len(lengths) != batch:
+            raise RuntimeError(f"{name} must be of size batch_size")
+    labels = targets._data.astype(np.int64)
+    for length in target_lengths:
+        if length < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got value {length} {checking}")
+    longest = int(target_lengths.max(initial=0))
+    if labels.ndim == 1:  # concatenated: cut into rows, padded
+        total = int(target_lengths.sum())
+        if len(labels) != total:
+            raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got size {len(labels)} for "
+                               f"argument #2 'targets' {checking}")
+        padded = np.zeros((batch, longest), np.int64)
+        starts = np.cumsum(target_lengths) - target_lengths
+        for row, (start, length) in enumerate(zip(starts, target_lengths)):
+            padded[row, :length] = labels[start:start + length]
+        labels = padded
+    else:
+        if len(labels) != batch:
+            raise RuntimeError(f"Expected tensor to have size {batch} at dimension 0, but got size {len(labels)} for "
+                               f"argument #2 'targets' {checking}")
+        if labels.shape[1] < longest:
+            raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension 1, but got size "
+                               f"{labels.shape[1]} for argument #2 'targets' {checking}")
+    for length in input_lengths:
+        if length < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got value {length} {checking}")
+        if length > lp.shape[0]:
+            raise RuntimeError(f"Expected input_lengths to have value at most {lp.shape[0]}, but got value {length} "
+                               f"{checking}")
+    return labels, input_lengths, target_lengths
 
 
 # -- arguments that are not tensors ---------------------------------------------

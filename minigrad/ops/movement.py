@@ -91,6 +91,48 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(a, math.ceil(n / chunks), d)
 
 
+class UnsafeSplitWithSizes(SplitWithSizes):
+    """``unsafe_split_with_sizes``: the pieces share the input's memory but are not its views
+    (PyTorch's "unsafe": writing into a piece changes the input unseen by autograd)."""
+
+    node_name = "UnsafeSplitWithSizesBackward0"
+
+    @staticmethod
+    def forward(ctx, a, sizes, dim):
+        ctx.dim = dim
+        starts = np.cumsum([0, *sizes[:-1]])
+        return tuple(Tensor._wrap(a._data[(slice(None),) * dim + (slice(start, start + size),)])
+                     for start, size in zip(starts, sizes))
+
+
+class UnsafeSplit(UnsafeSplitWithSizes):
+    node_name = "UnsafeSplitBackward0"
+
+
+def _unsafe(node: type, a: Tensor, pieces: tuple, dim: int) -> tuple:
+    """``pieces`` (split's, of ``a.detach()``: its checks and sizes) again from ``a``, not as views."""
+    d = wrap_dim(dim, a.ndim)
+    return node.apply(a, [p.shape[d] for p in pieces], d)
+
+
+@tensor_method(top_level=True, out=False)
+def unsafe_split(a: Tensor, split_size: int, dim: int = 0) -> tuple:
+    if isinstance(split_size, (list, tuple)):
+        raise TypeError(f"unsafe_split(): argument 'split_size' (position 1) must be int, not "
+                        f"{type_name(split_size)}: use unsafe_split_with_sizes for a list of sizes")
+    return _unsafe(UnsafeSplit, a, split(a.detach(), integer(split_size, "split_size"), dim), dim)
+
+
+@tensor_method(top_level=True, out=False)
+def unsafe_chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple:
+    return _unsafe(UnsafeSplit, a, chunk(a.detach(), chunks, dim), dim)
+
+
+@tensor_method(top_level=True, out=False)
+def unsafe_split_with_sizes(a: Tensor, split_sizes, dim: int = 0) -> tuple:
+    return _unsafe(UnsafeSplitWithSizes, a, a.detach().split_with_sizes(split_sizes, dim), dim)
+
+
 class Unbind(Function):
     """The slices along ``dim``, without that dimension; backward stacks their gradients."""
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import write_out
-from minigrad.ops.broadcast import integer, number, sum_to, wrap_dim
+from minigrad.ops.broadcast import flag, integer, number, sum_to, wrap_dim
 from minigrad.ops.matmul import Dot, UnsafeView
 from minigrad.ops.shape import view_of
 from minigrad.tensor import Tensor, check_tensor
@@ -192,6 +192,50 @@ def diag(self, diagonal: int = 0) -> Tensor:
     if self.ndim == 2:
         return DiagonalCopy.apply(self, k, 0, 1)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
+
+
+@tensor_method(top_level=True, out=False)
+def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Zeros, one dimension more than ``self``, with ``self``'s last dimension on the ``offset``-th
+    diagonal of dims (``dim1``, ``dim2``): a batch of vectors becomes a batch of diagonal matrices."""
+    offset = integer(offset, "offset")
+    d1, d2 = wrap_dim(dim1, self.ndim + 1), wrap_dim(dim2, self.ndim + 1)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = self.shape[-1] + abs(offset)
+    shape = list(self.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, n)
+    return DiagEmbed.apply(self, tuple(shape), offset, d1, d2)
+
+
+@tensor_method(top_level=True, out=False)
+def diagflat(self, offset: int = 0) -> Tensor:
+    """The elements of ``self``, flattened, on the ``offset``-th diagonal of a square matrix."""
+    return diag_embed(self.reshape(-1), integer(offset, "offset"), 0, 1)
+
+
+@tensor_method()
+def fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
+    """Write ``fill_value`` on the main diagonal (``self[i, i, ..., i]``), through a view, so the
+    gradient there is 0 (PyTorch's CopySlices). ``wrap``: a tall matrix's diagonal starts again
+    every ``columns + 1`` rows, as NumPy's ``fill_diagonal``."""
+    fill_value, wrap = number(fill_value, "fill_value"), flag(wrap, "wrap")
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) > 1:
+        raise RuntimeError(f"all dimensions of input must be of equal length, got {list(self.shape)}")
+    rows, columns = self.shape[0], self.shape[1]
+    if wrap and self.ndim == 2 and rows > columns and self.is_contiguous():
+        self.view(-1)[::columns + 1].fill_(fill_value)  # (one write: the flat positions k·(columns + 1))
+        return self
+    starts = range(0, rows, columns + 1) if wrap and self.ndim == 2 else (0,)
+    for start in starts:
+        target = self[start:] if start else self
+        for _ in range(self.ndim - 1):
+            target = target.diagonal(0, 0, -1)
+        target.fill_(fill_value)
+    return self
 
 
 class Trace(Function):
@@ -378,6 +422,15 @@ class Addmm(Function):
 @tensor_method(top_level=True)
 def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * self + alpha * (mat1 @ mat2)``, ``self`` broadcast to the product's shape."""
+    return Addmm.apply(self, *_addmm_arguments(self, mat1, mat2, beta, alpha))
+
+
+@tensor_method()
+def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self._inplace(Addmm, *_addmm_arguments(self, mat1, mat2, beta, alpha))
+
+
+def _addmm_arguments(self: Tensor, mat1, mat2, beta, alpha) -> tuple:
     check_tensor("addmm", "mat1", 1, mat1)
     check_tensor("addmm", "mat2", 2, mat2)
     beta, alpha = number(beta, "beta"), number(alpha, "alpha")
@@ -390,6 +443,8 @@ def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     for t in (mat1, mat2):
         _same_dtype("addmm", self, t)
     shape = (mat1.shape[0], mat2.shape[1])
+    if self._data.dtype == np.bool_ and 0 not in shape:  # (PyTorch returns an empty product unchecked)
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool': convert the tensors with .int() first")
     try:
         if np.broadcast_shapes(self.shape, shape) != shape:
             raise ValueError
@@ -399,4 +454,4 @@ def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
                            f"Tensor sizes: {list(self.shape)}") from None
     if self._data.dtype.kind in "iu":  # PyTorch converts them to the tensor's type: 1.5 is 1
         beta, alpha = int(beta), int(alpha)
-    return Addmm.apply(self, mat1, mat2, beta, alpha)
+    return mat1, mat2, beta, alpha

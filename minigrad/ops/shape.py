@@ -1012,6 +1012,33 @@ def select(self, dim: int, index: int) -> Tensor:
 @tensor_method(top_level=True, out=False)
 def narrow(self, dim: int, start: int | Tensor, length: int) -> Tensor:
     """``length`` entries of dimension ``dim`` from ``start`` on: a view, as ``x[:, start:start + length]`` for dim 1."""
+    return Slice.apply(self, *_narrowed(self, dim, start, length))  # always a node, as PyTorch's
+
+
+class NarrowCopy(_KeyView):
+    """``narrow_copy``: narrow's entries as a new tensor."""
+
+    node_name = "NarrowCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, entry):
+        ctx.key, ctx.input_shape = NarrowCopy.key(dim, entry), a.shape
+        return Tensor._wrap(a._data[ctx.key].copy())
+
+
+@tensor_method(top_level=True)
+def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+    """``narrow(dim, start, length)`` as a copy, not a view."""
+    if self.ndim and integer(dim) >= self.ndim:  # (a negative dim out of range is narrow's IndexError)
+        raise RuntimeError(f"narrow_copy(): dim {dim} is out of range for a {self.ndim}-D tensor: expected dim < "
+                           f"{self.ndim}")
+    return NarrowCopy.apply(self, *_narrowed(self, dim, integer(start, "start"), length))
+
+
+def _narrowed(self: Tensor, dim: int, start: int | Tensor, length: int) -> tuple:
+    """narrow's checks: the dimension and the slice of it."""
+    if self.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = wrap_dim(dim, self.ndim)
     if isinstance(start, Tensor) and (start.ndim or start._data.dtype.kind not in "iu"):
         raise RuntimeError(f"start must be an 0-dim integral Tensor, not a {start.ndim}-dim {start.dtype} one: "
@@ -1024,7 +1051,7 @@ def narrow(self, dim: int, start: int | Tensor, length: int) -> Tensor:
     start %= max(size, 1)
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return Slice.apply(self, dim, slice(start, start + length))  # always a node, as PyTorch's
+    return dim, slice(start, start + length)
 
 
 @tensor_method(top_level=True, out=False)

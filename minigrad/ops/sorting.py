@@ -85,6 +85,12 @@ def sort(a: Tensor, *args, stable=NOT_GIVEN, **kwargs) -> return_types.sort:
     return _sort(SortStable, a, **kwargs)
 
 
+@tensor_method(top_level=True)
+def msort(self) -> Tensor:
+    """The values sorted along the first dimension: ``sort(self, dim=0).values``."""
+    return sort(self, 0).values
+
+
 @tensor_method(top_level=True, out=False)
 def argsort(a: Tensor, *args, stable=NOT_GIVEN, **kwargs) -> Tensor:
     """The indices that sort ``a`` along ``dim`` (``sort(...).indices``), with sort's two overloads."""

@@ -304,16 +304,27 @@ def logcumsumexp(a: Tensor, dim: int) -> Tensor:
 def renorm(a: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``
     (times 1/(norm + 1e-7), as PyTorch); the others unchanged."""
+    return a * _renorm_factor(a, p, dim, maxnorm)
+
+
+@tensor_method()
+def renorm_(a: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """``renorm`` in place: the factor comes from a clone, whose values the write leaves as they were
+    for backward (a MulBackward0 node, where PyTorch has one RenormBackward0: the same gradient)."""
+    return a.mul_(_renorm_factor(a.clone(), p, dim, maxnorm))
+
+
+def _renorm_factor(a: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """renorm's scale of each slice along ``dim``: maxnorm / (norm + 1e-7) where norm > maxnorm, else 1."""
     p, maxnorm = number(p, "p"), number(maxnorm, "maxnorm")
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    if a._data.dtype.kind != "f":
-        raise RuntimeError(f"renorm is not implemented for {a.dtype}: convert the tensor with .float()")
     if a.ndim < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {a.ndim} dimensions")
     d = wrap_dim(dim, a.ndim)
+    if a._data.dtype.kind != "f":
+        raise RuntimeError(f"renorm is not implemented for {a.dtype}: convert the tensor with .float()")
     norms = Norm.apply(a, p, tuple(i for i in range(a.ndim) if i != d), True)
-    factor = (maxnorm / (norms + 1e-7)).masked_fill(Tensor._wrap(~(norms._data > maxnorm)), 1.0)
-    return a * factor
+    return (maxnorm / (norms + 1e-7)).masked_fill(Tensor._wrap(~(norms._data > maxnorm)), 1.0)

@@ -1,4 +1,4 @@
-"""``BatchNorm1d`` and ``BatchNorm2d``: normalise each channel over the batch, and remember the statistics.
+"""``BatchNorm1d``, ``2d`` and ``3d``: normalise each channel over the batch, and remember the statistics.
 
 In training a batch is normalised with its own mean and variance, and the
 running statistics (buffers ``running_mean``, ``running_var``, counted by
@@ -104,6 +104,12 @@ class BatchNorm2d(_BatchNorm):
     """Over (N, C, H, W) images: statistics per channel, across the batch and every pixel."""
 
     _accepted_ndims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Over (N, C, D, H, W) volumes: statistics per channel, across the batch and every voxel."""
+
+    _accepted_ndims = (5,)
 
 
 class _LazyNormBase(LazyModuleMixin, _BatchNorm):

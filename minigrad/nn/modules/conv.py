@@ -1,5 +1,5 @@
-"""``Conv1d`` and ``Conv2d``: slide small learned filters over a sequence or an image, with shared weights;
-``ConvTranspose1d`` and ``ConvTranspose2d``: their transposes, which map back up to the larger size; and
+"""``Conv1d``, ``Conv2d`` and ``Conv3d``: slide small learned filters over a sequence, an image or a volume,
+with shared weights; ``ConvTranspose1d``/``2d``/``3d``: their transposes, which map back up to the larger size; and
 their lazy forms, which read ``in_channels`` from the first input."""
 from __future__ import annotations
 
@@ -130,6 +130,21 @@ class Conv2d(_ConvNd):
         return self._conv_forward(F.conv2d, input)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) volumes or videos (or one (C, D, H, W)): filters of
+    in_channels / groups x kD x kH x kW."""
+
+    _dims = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
+                         padding_mode, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(F.conv3d, input)
+
+
 class _ConvTransposeNd(_ConvNd):
     """What ConvTranspose1d and ConvTranspose2d share: only zero padding, and ``output_size`` in forward.
 
@@ -200,6 +215,22 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
         return self._conv_transpose_forward(F.conv_transpose2d, input, output_size)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution over (N, C, D, H, W) volumes (or one (C, D, H, W)): conv3d's input gradient;
+    weight (in_channels, out_channels / groups, kD, kH, kW)."""
+
+    _dims = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, groups,
+                         bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        return self._conv_transpose_forward(F.conv_transpose3d, input, output_size)
 
 
 class _LazyConvXdMixin(LazyModuleMixin):

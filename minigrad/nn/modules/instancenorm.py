@@ -1,4 +1,4 @@
-"""``InstanceNorm1d`` and ``InstanceNorm2d``: normalise each channel of each sample over its positions.
+"""``InstanceNorm1d``, ``2d`` and ``3d``: normalise each channel of each sample over its positions.
 
 Unlike BatchNorm the statistics are each sample's own, so by default (``affine=False``,
 ``track_running_stats=False``) the layer has no parameters and no buffers and behaves the same in
@@ -80,6 +80,12 @@ class InstanceNorm2d(_InstanceNorm):
     """Over (N, C, H, W) images, or one (C, H, W) image."""
 
     _batch_dims = 4
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Over (N, C, D, H, W) volumes, or one (C, D, H, W) volume."""
+
+    _batch_dims = 5
 
 
 class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):

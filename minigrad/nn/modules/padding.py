@@ -1,9 +1,10 @@
 """Padding layers: ``F.pad`` with its sizes and mode kept on a Module, to sit in a ``Sequential``.
 
 ``padding`` is one int for every side, or F.pad's list: (left, right) for a 1-D layer, (left, right, top,
-bottom) for a 2-D one. Constant padding keeps a conv's window from shrinking the image; reflection,
-replication and circular padding fill the border from the image itself, so the edge looks less like a
-wall of zeros (circular: as if the image tiled the plane).
+bottom) for a 2-D one, (left, right, top, bottom, front, back) for a 3-D one. Constant padding keeps a
+conv's window from shrinking the image; reflection, replication and circular padding fill the border
+from the image itself, so the edge looks less like a wall of zeros (circular: as if the image tiled the
+plane).
 """
 from __future__ import annotations
 
@@ -56,6 +57,12 @@ class ConstantPad2d(_ConstantPadNd):
     _dims = 2
 
 
+class ConstantPad3d(_ConstantPadNd):
+    """Pads the last three dimensions with ``value``."""
+
+    _dims = 3
+
+
 class ZeroPad1d(ConstantPad1d):
     """Pads the last dimension with zeros."""
 
@@ -67,6 +74,15 @@ class ZeroPad1d(ConstantPad1d):
 
 class ZeroPad2d(ConstantPad2d):
     """Pads the last two dimensions with zeros."""
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    extra_repr = _PadNd.extra_repr
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pads the last three dimensions with zeros."""
 
     def __init__(self, padding) -> None:
         super().__init__(padding, 0.0)
@@ -86,6 +102,12 @@ class ReflectionPad2d(_PadNd):
     _dims, mode = 2, "reflect"
 
 
+class ReflectionPad3d(_PadNd):
+    """Mirrors the last three dimensions at their ends, without repeating the edge."""
+
+    _dims, mode = 3, "reflect"
+
+
 class ReplicationPad1d(_PadNd):
     """Repeats the edge values of the last dimension."""
 
@@ -96,6 +118,12 @@ class ReplicationPad2d(_PadNd):
     """Repeats the edge values of the last two dimensions."""
 
     _dims, mode = 2, "replicate"
+
+
+class ReplicationPad3d(_PadNd):
+    """Repeats the edge values of the last three dimensions."""
+
+    _dims, mode = 3, "replicate"
 
 
 class _CircularPadNd(_PadNd):
@@ -117,3 +145,9 @@ class CircularPad2d(_CircularPadNd):
     """Wraps the last two dimensions around, as if the image tiled the plane."""
 
     _dims = 2
+
+
+class CircularPad3d(_CircularPadNd):
+    """Wraps the last three dimensions around, as if the volume tiled space."""
+
+    _dims = 3

@@ -1,7 +1,8 @@
-"""Pooling: ``MaxPool1d``/``MaxPool2d`` keep each window's largest value, ``AvgPool1d``/``AvgPool2d`` its mean.
+"""Pooling: ``MaxPool1d``/``2d``/``3d`` keep each window's largest value, ``AvgPool1d``/``2d``/``3d`` its mean.
 
-The adaptive pools (``AdaptiveAvgPool1d``/``2d``, ``AdaptiveMaxPool1d``/``2d``) reduce whatever the
-input size is to a fixed output size; ``LPPool1d``/``LPPool2d`` take each window's p-norm.
+The adaptive pools (``AdaptiveAvgPool1d``/``2d``/``3d``, ``AdaptiveMaxPool1d``/``2d``/``3d``) reduce whatever
+the input size is to a fixed output size; ``LPPool1d``/``2d``/``3d`` take each window's p-norm.
+``MaxUnpool1d``/``2d``/``3d`` put a max pool's values back where they came from.
 """
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ from minigrad.tensor import Tensor
 def _single(value) -> tuple:
     """PyTorch's ``_single``: a number as a 1-tuple, a sequence as a tuple."""
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _ntuple(value, n: int) -> tuple:
+    """PyTorch's ``_single``/``_pair``/``_triple``: a number repeated n times, a sequence as a tuple."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
 
 
 class _MaxPoolNd(Module):
@@ -43,6 +49,12 @@ class MaxPool1d(_MaxPoolNd):
 class MaxPool2d(_MaxPoolNd):
     def forward(self, input: Tensor):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    def forward(self, input: Tensor):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
@@ -84,6 +96,14 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class AvgPool3d(AvgPool2d):
+    """Mean over ``kernel_size`` windows of (N, C, D, H, W) volumes; see ``F.avg_pool3d``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
 class _AdaptivePoolNd(Module):
     def __init__(self, output_size) -> None:
         super().__init__()
@@ -107,6 +127,13 @@ class AdaptiveAvgPool2d(_AdaptivePoolNd):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptivePoolNd):
+    """Average any (D, H, W) down to ``output_size``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__(output_size)
@@ -125,6 +152,13 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input: Tensor):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """The max of each of ``output_size`` bins of any (D, H, W)."""
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class _LPPoolNd(Module):
@@ -147,3 +181,42 @@ class LPPool1d(_LPPoolNd):
 class LPPool2d(_LPPoolNd):
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _MaxUnpoolNd(Module):
+    """Puts each value back at its index from a max pool's ``return_indices``, zeros elsewhere (``F.max_unpool2d``);
+    sizes kept as tuples, as PyTorch keeps them. ``output_size`` in forward picks among the sizes the pool maps
+    to the input's (the size of the pool's input, say)."""
+
+    _dims: int
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        n = self._dims
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, n)
+        self.padding = _ntuple(padding, n)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: list[int] | None = None) -> Tensor:
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._dims - 1]
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _dims = 3

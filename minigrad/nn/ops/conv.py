@@ -267,7 +267,7 @@ class MaxPool2d(Function):
             y, indices = kernels.max_pool2d_forward(data, kernel_size, stride, padding)
         else:
             y, indices = _windowed_max(data, *(
-                _pool_windows(n, k, s, p, d, ceil_mode)
+                pool_windows(n, k, s, p, d, ceil_mode)
                 for n, k, s, p, d in zip(data.shape[2:], kernel_size, stride, padding, dilation)))
         return _pooled(ctx, x, y, indices, return_indices)
 
@@ -289,7 +289,7 @@ class AdaptiveMaxPool2d(MaxPool2d):
     @staticmethod
     def forward(ctx, x, output_size, return_indices=False):
         data = _batched(x._data)
-        y, indices = _windowed_max(data, *(_adaptive_windows(n, o) for n, o in zip(data.shape[2:], output_size)))
+        y, indices = _windowed_max(data, *(adaptive_windows(n, o) for n, o in zip(data.shape[2:], output_size)))
         return _pooled(ctx, x, y, indices, return_indices)
 
 
@@ -363,14 +363,14 @@ def adaptive_bins(size: int, out: int) -> list[tuple[int, int]]:
     return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
 
 
-def _pool_windows(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> tuple:
+def pool_windows(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> tuple:
     """The cells of each window along one dimension: (out, k) positions, see ``_window_cells``."""
     out = pool_out_size(size, k, s, p, ceil_mode, d)
     positions = (np.arange(out) * s - p)[:, None] + np.arange(k) * d
     return _window_cells(positions, np.zeros(out, np.int64), np.full(out, size))
 
 
-def _adaptive_windows(size: int, out: int) -> tuple:
+def adaptive_windows(size: int, out: int) -> tuple:
     bins = np.array(adaptive_bins(size, out), np.int64).reshape(out, 2)
     width = int((bins[:, 1] - bins[:, 0]).max(initial=0))
     return _window_cells(bins[:, :1] + np.arange(width), bins[:, 0], bins[:, 1])

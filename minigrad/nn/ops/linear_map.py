@@ -83,12 +83,18 @@ def linear_map(name: str, records_input: bool = True) -> type:
 
 AvgPool2d = linear_map("AvgPool2D")
 AdaptiveAvgPool2d = linear_map("AdaptiveAvgPool2D")
+AvgPool3d = linear_map("AvgPool3D")
+AdaptiveAvgPool3d = linear_map("AdaptiveAvgPool3D")
 ReflectionPad = {n: linear_map(f"ReflectionPad{n}D") for n in (1, 2, 3)}
 ReplicationPad = {n: linear_map(f"ReplicationPad{n}D") for n in (1, 2, 3)}
 ConstantPadNd = linear_map("ConstantPadNd", records_input=False)
-UpsampleNearest = {n: linear_map(f"UpsampleNearest{n}D", records_input=False) for n in (1, 2)}
+UpsampleNearest = {n: linear_map(f"UpsampleNearest{n}D", records_input=False) for n in (1, 2, 3)}
+UpsampleNearestExact = {n: linear_map(f"UpsampleNearestExact{n}D", records_input=False) for n in (1, 2, 3)}
 UpsampleLinear1d = linear_map("UpsampleLinear1D", records_input=False)
 UpsampleBilinear2d = linear_map("UpsampleBilinear2D", records_input=False)
+UpsampleTrilinear3d = linear_map("UpsampleTrilinear3D", records_input=False)
+UpsampleBicubic2d = linear_map("UpsampleBicubic2D", records_input=False)
+MaxUnpool = {n: linear_map(f"MaxUnpool{n}D", records_input=False) for n in (2, 3)}
 Embedding = linear_map("Embedding", records_input=False)
 PixelShuffle = linear_map("PixelShuffle", records_input=False)
 PixelUnshuffle = linear_map("PixelUnshuffle", records_input=False)
