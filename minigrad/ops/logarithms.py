@@ -65,6 +65,14 @@ def _split(x):
     return high, x - high
 
 
+def _log_add_backward(ctx, grad, exp):
+    """log(exp(a) + exp(b))'s derivatives 1 / (1 + exp(b - a)) and 1 / (1 + exp(a - b)), for either base."""
+    a, b = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    return (sum_to(grad / (1 + exp(b - a)), a.shape) if need_a else None,
+            sum_to(grad / (1 + exp(a - b)), b.shape) if need_b else None)
+
+
 class Logaddexp(Function):
     node_name = "LogaddexpBackward0"
     exp, log_base = staticmethod(np.exp), 1.0
@@ -81,10 +89,7 @@ class Logaddexp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad / (1 + (b - a).exp()), a.shape) if need_a else None,
-                sum_to(grad / (1 + (a - b).exp()), b.shape) if need_b else None)
+        return _log_add_backward(ctx, grad, Tensor.exp)
 
 
 class Logaddexp2(Logaddexp):
@@ -97,10 +102,7 @@ class Logaddexp2(Logaddexp):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad / (1 + (b - a).exp2()), a.shape) if need_a else None,
-                sum_to(grad / (1 + (a - b).exp2()), b.shape) if need_b else None)
+        return _log_add_backward(ctx, grad, Tensor.exp2)
 
 
 def _xlogy(x, y):
