@@ -113,6 +113,10 @@ OTHER_ARGS = {
     "select_scatter": ("v", 0, 0), "slice_scatter": ("x",), "tensor_split": (2,), "hsplit": (3,), "vsplit": (2,),
     "dsplit": (1,), "split_with_sizes": ([1, 1],), "unflatten": (1, (3, 1)), "diff": (), "cross": ("x", 1),
     "unique": (), "unique_consecutive": (), "bincount": (), "histc": (),
+    "addcmul": ("x", "x"), "addcdiv": ("x", "x"), "addmv": ("x", "v"), "addmv_": ("x", "v"), "addr": ("two", "v"),
+    "addbmm": ("batch", "batch"), "baddbmm": ("batch", "batch"), "vdot": ("v",), "ger": ("v",), "diag_embed": (),
+    "diagflat": (1,), "narrow_copy": (1, 0, 2), "unsafe_chunk": (2, 1), "unsafe_split": (2, 1),
+    "unsafe_split_with_sizes": ([1, 1],), "hardshrink": (0.3,), "prelu": ("v",),
 }
 
 

@@ -58,6 +58,7 @@ from minigrad.nn.ops.reduced_loss import BinaryCrossEntropyWithLogits, HuberLoss
 from minigrad.nn.parameter import Parameter
 from minigrad.ops.broadcast import integer, number
 from minigrad.ops.elementwise import DivScalar
+from minigrad.ops.registry import tensor_method
 from minigrad.ops.softmax import LogSoftmax, Softmax
 from minigrad.tensor import Tensor, _operand, check_tensor
 
@@ -424,10 +425,22 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if count != 1 and count != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                            f"{count} and channel size = {channels}.")
+    _check_float(input, "prelu")
     slope = weight.reshape(()) if count == 1 else weight.reshape([1, count] + [1] * (input.ndim - 2))
     with np.errstate(invalid="ignore"):
         positive = Tensor._wrap(input._data > 0)
     return where(positive, input, slope * where(positive, 0.0, input))  # (0, not x: no inf * 0 in the slope's grad)
+
+
+# x.hardshrink(lambd), x.prelu(weight), minigrad.hardshrink(x) and minigrad.prelu(x, weight), as in PyTorch
+@tensor_method("hardshrink", top_level=True)
+def _hardshrink_method(self, lambd: float = 0.5) -> Tensor:
+    return hardshrink(self, number(lambd, "lambd"))
+
+
+@tensor_method("prelu", top_level=True, out=False)
+def _prelu_method(self, weight: Tensor) -> Tensor:
+    return prelu(self, weight)
 
 
 # -- layers -------------------------------------------------------------------
