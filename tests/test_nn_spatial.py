@@ -216,6 +216,22 @@ def test_interpolate_modes_match_torch(case):
 
 
 @needs_torch
+@pytest.mark.parametrize("ndim", [2, 3, 4, 5, 6])
+def test_interpolate_refusals_match_torch(ndim):
+    """Each mode at each rank, with and without antialias: the same exception type as torch, except for the
+    antialiased 4-D modes, which minigrad does not have (NotImplementedError, saying so)."""
+    x = np.zeros((1, 1, 2, 2, 2, 2)[:ndim])
+    for mode in ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact", "lanczos", "cubic"):
+        for antialias in (False, True):
+            if antialias and ndim == 4 and mode in ("bilinear", "bicubic", "lanczos"):
+                with pytest.raises(NotImplementedError, match="antialias=False"):
+                    F.interpolate(minigrad.tensor(x), scale_factor=2, mode=mode, antialias=True)
+                continue
+            compare(lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2, mode=mode, antialias=antialias),
+                    [x])
+
+
+@needs_torch
 @pytest.mark.parametrize("name, args", [("Upsample", dict(scale_factor=2, mode="bicubic")),
                                         ("Upsample", dict(size=(2, 3, 4), mode="trilinear", align_corners=True)),
                                         ("Upsample", dict(scale_factor=1.5, mode="nearest-exact")),

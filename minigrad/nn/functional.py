@@ -1302,7 +1302,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1](input, out)
     node = _UPSAMPLE_NODES.get((input.ndim, mode))
     if node is None or antialias:
-        _refuse_interpolation(input.ndim, mode)
+        _refuse_interpolation(input.ndim, mode, antialias)
     if min(out) <= 0 or min(input.shape[2:]) <= 0:
         names = ("D", "H", "W")[-dims:]
         shown = [", ".join(f"{d}: {n}" for d, n in zip(names, sizes)) for sizes in (input.shape[2:], out)]
@@ -1344,17 +1344,17 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     return node.apply(input, resized, resized)
 
 
-def _refuse_interpolation(ndim: int, mode: str) -> None:
-    """PyTorch's NotImplementedError for a mode and a rank that do not go together, or minigrad's for a mode
-    PyTorch has and minigrad does not."""
+def _refuse_interpolation(ndim: int, mode: str, antialias: bool) -> None:
+    """PyTorch's NotImplementedError for a mode and a rank that do not go together (and its ValueError for
+    lanczos without antialias), or minigrad's for the antialiased modes, which it does not have."""
     needs = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
     if mode in needs and ndim in (3, 4, 5):
         if ndim != needs[mode]:
             raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {needs[mode]}D input")
-    elif ndim not in (3, 4, 5) or mode not in _TORCH_MODES.split(" | "):
+    elif ndim not in (3, 4, 5) or mode not in _TORCH_MODES.split(" | ") or (mode == "lanczos" and ndim != 4):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
                                   f"modes: {_TORCH_MODES} (got {mode})")
-    if mode == "lanczos":
+    if mode == "lanczos" and not antialias:
         raise ValueError("Lanczos mode requires antialias=True")
     raise NotImplementedError(
         f"minigrad's interpolate supports antialias=False only, not mode='{mode}' with antialias=True; use "
