@@ -29,14 +29,15 @@ def lazy_cases(draw):
     """(class name, constructor kwargs, input shape)."""
     kind = draw(st.sampled_from(["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d",
                                  "LazyConvTranspose2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyInstanceNorm1d",
-                                 "LazyInstanceNorm2d"]))
+                                 "LazyInstanceNorm2d", "LazyConv3d", "LazyConvTranspose3d", "LazyBatchNorm3d",
+                                 "LazyInstanceNorm3d"]))
     channels = draw(st.integers(1, 4))
     batch = draw(st.integers(1, 3))
     if kind == "LazyLinear":
         lead = draw(st.lists(st.integers(1, 3), max_size=2))
         return kind, {"out_features": draw(st.integers(1, 4)), "bias": draw(st.booleans())}, (*lead, channels)
     if "Conv" in kind:
-        dims = 1 if kind.endswith("1d") else 2
+        dims = int(kind[-2])
         groups = draw(st.sampled_from([1, channels]))
         kwargs = {"out_channels": groups * draw(st.integers(1, 2)), "kernel_size": draw(st.integers(1, 2)),
                   "groups": groups, "bias": draw(st.booleans())}
@@ -47,11 +48,11 @@ def lazy_cases(draw):
               "momentum": draw(st.sampled_from([0.1, None]))}
     if kind.startswith("LazyInstanceNorm"):
         kwargs["momentum"] = 0.1
-        spatial = (3,) if kind.endswith("1d") else (2, 3)
+        spatial = {"1d": (3,), "2d": (2, 3), "3d": (2, 2, 3)}[kind[-2:]]
         return kind, kwargs, (batch, channels) + spatial
     if kind == "LazyBatchNorm1d":
         return kind, kwargs, (batch + 1, channels) + draw(st.sampled_from([(), (3,)]))
-    return kind, kwargs, (batch + 1, channels, 2, 2)
+    return kind, kwargs, (batch + 1, channels, 2, 2) + ((2,) if kind.endswith("3d") else ())
 
 
 @pytest.mark.filterwarnings("ignore:input's size at dim")  # (an instance norm without parameters stays at 0)

@@ -39,9 +39,11 @@ from minigrad.nn.modules.transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 from minigrad.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
-from minigrad.nn.modules.batchnorm import LazyBatchNorm1d, LazyBatchNorm2d  # the lazy layers
-from minigrad.nn.modules.conv import LazyConv1d, LazyConv2d, LazyConvTranspose1d, LazyConvTranspose2d
-from minigrad.nn.modules.instancenorm import LazyInstanceNorm1d, LazyInstanceNorm2d
+from minigrad.nn.modules.batchnorm import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # the lazy layers
+from minigrad.nn.modules.conv import (
+    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+)
+from minigrad.nn.modules.instancenorm import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d
 from minigrad.nn.modules.lazy import LazyModuleMixin
 from minigrad.nn.modules.linear import LazyLinear
 
@@ -71,4 +73,5 @@ __all__ = [
     "EmbeddingBag",
     "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyBatchNorm1d",
     "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyModuleMixin",
+    "LazyConv3d", "LazyConvTranspose3d", "LazyBatchNorm3d", "LazyInstanceNorm3d",
 ]

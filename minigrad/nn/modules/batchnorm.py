@@ -5,7 +5,7 @@ running statistics (buffers ``running_mean``, ``running_var``, counted by
 ``num_batches_tracked``) move toward them. After ``eval()`` the running
 statistics are used instead, so a prediction no longer depends on the rest of
 its batch. Forgetting ``model.eval()`` before testing is the classic bug.
-``LazyBatchNorm1d/2d`` read ``num_features`` from their first input.
+``LazyBatchNorm1d/2d/3d`` read ``num_features`` from their first input.
 """
 from __future__ import annotations
 
@@ -156,3 +156,9 @@ class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
     """A ``BatchNorm2d`` whose ``num_features`` is read from its first input (``nn/modules/lazy.py``)."""
 
     cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    """A ``BatchNorm3d`` whose ``num_features`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = BatchNorm3d

@@ -314,3 +314,27 @@ class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device=device, dtype=dtype)
         self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    """A ``ConvTranspose3d`` whose ``in_channels`` is read from its first input (``nn/modules/lazy.py``)."""
+
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)

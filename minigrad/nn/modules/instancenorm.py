@@ -3,7 +3,7 @@
 Unlike BatchNorm the statistics are each sample's own, so by default (``affine=False``,
 ``track_running_stats=False``) the layer has no parameters and no buffers and behaves the same in
 training and evaluation. With ``track_running_stats=True`` it keeps running statistics as
-BatchNorm does, and uses them after ``eval()``. ``LazyInstanceNorm1d/2d`` read ``num_features``
+BatchNorm does, and uses them after ``eval()``. ``LazyInstanceNorm1d/2d/3d`` read ``num_features``
 from their first input.
 """
 from __future__ import annotations
@@ -99,3 +99,9 @@ class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
     """An ``InstanceNorm2d`` whose ``num_features`` is read from ``input.shape[1]`` (``nn/modules/lazy.py``)."""
 
     cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    """An ``InstanceNorm3d`` whose ``num_features`` is read from ``input.shape[1]`` (``nn/modules/lazy.py``)."""
+
+    cls_to_become = InstanceNorm3d
