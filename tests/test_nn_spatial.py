@@ -1,5 +1,5 @@
 """affine_grid, grid_sample (bilinear, nearest, bicubic), interpolate's bicubic / trilinear / area /
-nearest-exact modes and max_unpool, against PyTorch.
+nearest-exact / antialiased (bilinear, bicubic, lanczos) modes and max_unpool, against PyTorch.
 
 Hypothesis draws shapes, modes, padding modes, align_corners, sizes and dtypes (some arguments invalid) and
 runs the same inputs through both libraries (``compare``): both raise the same exception type, or the values,
@@ -172,6 +172,8 @@ GRADCHECKS = {  # name: (function of the leaves, leaf shapes)
                               [(1, 2, 2, 3, 2), (1, 2, 1, 2, 3)]),
     "affine_grid": (lambda t: F.affine_grid(t, [2, 1, 3, 4], align_corners=False) ** 2, [(2, 2, 3)]),
     "interpolate bicubic": (lambda x: F.interpolate(x, size=(4, 3), mode="bicubic"), [(1, 2, 3, 2)]),
+    "interpolate antialiased bicubic": (lambda x: F.interpolate(x, size=(2, 5), mode="bicubic", antialias=True),
+                                        [(1, 2, 5, 3)]),
     "interpolate trilinear": (lambda x: F.interpolate(x, scale_factor=1.5, mode="trilinear"), [(1, 1, 2, 2, 3)]),
     "max_unpool2d": (lambda x: F.max_unpool2d(x, minigrad.tensor([[[[0, 3], [9, 14]]]]), 2), [(1, 1, 2, 2)]),
 }
@@ -191,8 +193,8 @@ def test_gradcheck_and_gradgradcheck(name):
 # -- interpolate ---------------------------------------------------------------------------------------
 @st.composite
 def interpolations(draw):
-    mode = draw(st.sampled_from(["bicubic", "trilinear", "area", "nearest-exact", "nearest"]))
-    ndim = {"bicubic": 4, "trilinear": 5}.get(mode) or draw(st.sampled_from([3, 4, 5]))
+    mode = draw(st.sampled_from(["bicubic", "trilinear", "area", "nearest-exact", "nearest", "bilinear", "lanczos"]))
+    ndim = {"bicubic": 4, "trilinear": 5, "bilinear": 4, "lanczos": 4}.get(mode) or draw(st.sampled_from([3, 4, 5]))
     if draw(st.integers(0, 9)) == 0:  # a rank the mode does not take
         ndim = draw(st.sampled_from([3, 4, 5]))
     spatial = tuple(draw(st.integers(1, 5)) for _ in range(ndim - 2))
@@ -201,34 +203,34 @@ def interpolations(draw):
         size, scale = tuple(draw(st.integers(1, 7)) for _ in spatial), None
     else:
         size, scale = None, tuple(draw(st.sampled_from([0.5, 0.8, 1.0, 1.5, 2.0, 2.7])) for _ in spatial)
-    align = draw(st.sampled_from([None, False, True])) if mode in ("bicubic", "trilinear") else \
+    align = draw(st.sampled_from([None, False, True])) if mode in ("bicubic", "trilinear", "bilinear") else \
         draw(st.sampled_from([None] * 8 + [True]))
-    return x, size, scale, mode, align, draw(st.sampled_from(["float64", "float32"]))
+    antialias = mode == "lanczos" or mode in ("bilinear", "bicubic") and draw(st.booleans())
+    return x, size, scale, mode, align, antialias, draw(st.sampled_from(["float64", "float32"]))
 
 
 @needs_torch
 @FEW
 @given(interpolations())
 def test_interpolate_modes_match_torch(case):
-    x, size, scale, mode, align_corners, dtype = case
-    compare(lambda lib, x: lib.nn.functional.interpolate(x, size, scale, mode, align_corners), [x], dtype,
-            terms=16 if dtype == "float32" else 4)
+    x, size, scale, mode, align_corners, antialias, dtype = case
+    compare(lambda lib, x: lib.nn.functional.interpolate(x, size, scale, mode, align_corners, antialias=antialias),
+            [x], dtype, terms=16 if dtype == "float32" else 4)
 
 
 @needs_torch
 @pytest.mark.parametrize("ndim", [2, 3, 4, 5, 6])
 def test_interpolate_refusals_match_torch(ndim):
-    """Each mode at each rank, with and without antialias: the same exception type as torch, except for the
-    antialiased 4-D modes, which minigrad does not have (NotImplementedError, saying so)."""
-    x = np.zeros((1, 1, 2, 2, 2, 2)[:ndim])
+    """Each mode at each rank, with and without antialias and align_corners: torch's exception type, or its
+    values."""
+    shape = (1, 1, 2, 2, 2, 2)[:ndim]
+    x = np.arange(float(np.prod(shape))).reshape(shape)
     for mode in ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact", "lanczos", "cubic"):
         for antialias in (False, True):
-            if antialias and ndim == 4 and mode in ("bilinear", "bicubic", "lanczos"):
-                with pytest.raises(NotImplementedError, match="antialias=False"):
-                    F.interpolate(minigrad.tensor(x), scale_factor=2, mode=mode, antialias=True)
-                continue
-            compare(lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2, mode=mode, antialias=antialias),
-                    [x])
+            for align_corners in (None, True):
+                compare(lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2, mode=mode,
+                                                                     align_corners=align_corners,
+                                                                     antialias=antialias), [x], terms=8)
 
 
 @needs_torch

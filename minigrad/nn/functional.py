@@ -49,7 +49,8 @@ from minigrad.nn.ops.ctc import CtcLoss
 from minigrad.nn.ops.linear_map import (
     AdaptiveAvgPool2d, AdaptiveAvgPool3d, AvgPool2d, AvgPool3d, ChannelShuffle, Col2Im, ConstantPadNd, Embedding,
     Im2Col, MaxUnpool, PixelShuffle, PixelUnshuffle, ReflectionPad, ReplicationPad, UpsampleBicubic2d,
-    UpsampleBilinear2d, UpsampleLinear1d, UpsampleNearest, UpsampleNearestExact, UpsampleTrilinear3d,
+    UpsampleBicubic2dAa, UpsampleBilinear2d, UpsampleBilinear2dAa, UpsampleLanczos2dAa, UpsampleLinear1d,
+    UpsampleNearest, UpsampleNearestExact, UpsampleTrilinear3d,
 )
 from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
 from minigrad.nn.ops.loss import CrossEntropy
@@ -1240,6 +1241,7 @@ _UPSAMPLE_NODES = {**{(n + 2, "nearest"): UpsampleNearest[n] for n in (1, 2, 3)}
                    **{(n + 2, "nearest-exact"): UpsampleNearestExact[n] for n in (1, 2, 3)},
                    (3, "linear"): UpsampleLinear1d, (4, "bilinear"): UpsampleBilinear2d,
                    (5, "trilinear"): UpsampleTrilinear3d, (4, "bicubic"): UpsampleBicubic2d}
+_ANTIALIASED_NODES = {"bilinear": UpsampleBilinear2dAa, "bicubic": UpsampleBicubic2dAa, "lanczos": UpsampleLanczos2dAa}
 _TORCH_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 
 
@@ -1254,8 +1256,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     ``"linear"`` (3-D), ``"bilinear"`` (4-D) and ``"trilinear"`` (5-D) mix the two nearest cells along
     each dimension, "bicubic" (4-D) four, with Keys' cubic convolution weights (a = -0.75, PyTorch's);
     ``align_corners=True`` maps the corner cells' centres onto each other instead of the corners of the
-    grid. "area" is ``adaptive_avg_pool``. One node each, named as PyTorch's. antialias is not
-    implemented: NotImplementedError.
+    grid. "area" is ``adaptive_avg_pool``. ``antialias=True`` (4-D bilinear, bicubic, and "lanczos", which
+    needs it) resamples as Pillow does: when shrinking, every input cell under the stretched filter counts,
+    instead of aliasing (``_antialiased_weights``). One node each, named as PyTorch's.
     """
     if type(input) not in _TENSORS:
         _check_tensors("interpolate", input=input)
@@ -1300,16 +1303,28 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                          "4-D tensor as input")
     if mode == "area" and input.ndim in (3, 4, 5):
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1](input, out)
-    node = _UPSAMPLE_NODES.get((input.ndim, mode))
-    if node is None or antialias:
-        _refuse_interpolation(input.ndim, mode, antialias)
+    if mode == "lanczos" and input.ndim == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    node = _ANTIALIASED_NODES.get(mode) if antialias else _UPSAMPLE_NODES.get((input.ndim, mode))
+    if node is None:
+        _refuse_interpolation(input.ndim, mode)
     if min(out) <= 0 or min(input.shape[2:]) <= 0:
         names = ("D", "H", "W")[-dims:]
         shown = [", ".join(f"{d}: {n}" for d, n in zip(names, sizes)) for sizes in (input.shape[2:], out)]
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown[0]}) and "
                            f"output ({shown[1]})")
     scales = scales or (None,) * dims
-    if mode in ("nearest", "nearest-exact"):
+    if antialias:  # one (out, in) matrix per dimension
+        rows, cols = (Tensor._wrap(_antialiased_weights(n, o, s, align_corners, mode).astype(input._data.dtype))
+                      for n, o, s in zip(input.shape[2:], out, scales))
+        cols = cols.transpose(0, 1)
+
+        def resized(t: Tensor) -> Tensor:
+            return rows.matmul(t).matmul(cols)
+    elif mode in ("nearest", "nearest-exact"):
         small = dims == 2 and sum(out) <= 128
         sources = [_nearest_sources(n, o, s, input._data.dtype, small, mode == "nearest-exact")
                    for n, o, s in zip(input.shape[2:], out, scales)]
@@ -1344,21 +1359,45 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     return node.apply(input, resized, resized)
 
 
-def _refuse_interpolation(ndim: int, mode: str, antialias: bool) -> None:
-    """PyTorch's NotImplementedError for a mode and a rank that do not go together (and its ValueError for
-    lanczos without antialias), or minigrad's for the antialiased modes, which it does not have."""
+def _refuse_interpolation(ndim: int, mode: str) -> None:
+    """PyTorch's NotImplementedError for a mode and a rank that do not go together, or a mode it does not have."""
     needs = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
     if mode in needs and ndim in (3, 4, 5):
-        if ndim != needs[mode]:
-            raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {needs[mode]}D input")
-    elif ndim not in (3, 4, 5) or mode not in _TORCH_MODES.split(" | ") or (mode == "lanczos" and ndim != 4):
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
-                                  f"modes: {_TORCH_MODES} (got {mode})")
-    if mode == "lanczos" and not antialias:
-        raise ValueError("Lanczos mode requires antialias=True")
-    raise NotImplementedError(
-        f"minigrad's interpolate supports antialias=False only, not mode='{mode}' with antialias=True; use "
-        f"antialias=False (or average-pool the input first)")
+        raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {needs[mode]}D input")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
+                              f"modes: {_TORCH_MODES} (got {mode})")
+
+
+def _antialiased_weights(size: int, out: int, scale: float | None, align_corners: bool, mode: str) -> np.ndarray:
+    """The (out, size) matrix of PyTorch's antialiased resampling (_compute_weights_aa, Pillow's): output cell i
+    averages the input cells within the filter's support around its centre, the filter (a triangle, Keys'
+    cubic with a = -0.5, or Lanczos-3) stretched by the scale when shrinking, so that every input cell counts
+    instead of only the nearest few; each row normalised to sum to 1."""
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+    support = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode] * max(step, 1.0)
+    stretch = 1.0 / step if step >= 1.0 else 1.0
+    weights = np.zeros((out, size))
+    for i in range(out):
+        centre = step * (i + 0.5)
+        low = max(int(centre - support + 0.5), 0)
+        high = min(int(centre + support + 0.5), size)
+        w = _antialias_filter(mode, (np.arange(low, high) - centre + 0.5) * stretch)
+        weights[i, low:high] = w / w.sum() if w.sum() != 0 else w
+    return weights
+
+
+def _antialias_filter(mode: str, x: np.ndarray) -> np.ndarray:
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.maximum(1 - x, 0)
+    if mode == "bicubic":
+        a = -0.5
+        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0))
+    return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0)  # Lanczos-3 (np.sinc is sin(pi x) / (pi x))
 
 
 def _nearest_sources(size: int, out: int, scale: float | None, dtype: np.dtype, small: bool,
