@@ -183,10 +183,7 @@ def call_with_hooks(module, forward: Callable, args: tuple, kwargs: dict) -> Any
         for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
             if hook_id in always_called or hook_id in _global_forward_hooks_always_called:
                 called.add(hook_id)
-            if hook_id in with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
-                new = hook(module, args, kwargs, result)
-            else:
-                new = hook(module, args, result)
+            new = _call_forward_hook(hook_id, hook, with_kwargs, module, args, kwargs, result)
             if new is not None:
                 result = new
 
@@ -203,10 +200,7 @@ def call_with_hooks(module, forward: Callable, args: tuple, kwargs: dict) -> Any
             if hook_id in called or not (hook_id in always_called or hook_id in _global_forward_hooks_always_called):
                 continue  # (always_call hooks run even now, once)
             try:
-                if hook_id in with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
-                    new = hook(module, args, kwargs, result)
-                else:
-                    new = hook(module, args, result)
+                new = _call_forward_hook(hook_id, hook, with_kwargs, module, args, kwargs, result)
                 if new is not None:
                     result = new
             except Exception as e:
@@ -224,6 +218,13 @@ def _backward_hooks_of(module) -> tuple[list, list]:
         if is_full is not None:
             (full if is_full else other).extend(hooks.values())
     return full, other
+
+
+def _call_forward_hook(hook_id: int, hook: Callable, with_kwargs: dict, module, args: tuple, kwargs: dict, result):
+    """``hook(module, args, result)``, or with ``kwargs`` before ``result`` if it was registered ``with_kwargs``."""
+    if hook_id in with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+        return hook(module, args, kwargs, result)
+    return hook(module, args, result)
 
 
 class _BackwardHook:
