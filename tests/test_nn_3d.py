@@ -196,6 +196,17 @@ def test_pool_edge_cases_match_torch(call):
 
 
 @needs_torch
+@pytest.mark.parametrize("name", ["max_pool3d", "avg_pool3d"])
+def test_pool_size_messages_are_torchs(name):
+    messages = []
+    for lib in (minigrad, torch):
+        with pytest.raises(RuntimeError) as raised:
+            getattr(lib.nn.functional, name)(lib.zeros(1, 1, 4, 4, 4), (2, 2))
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]
+
+
+@needs_torch
 @pytest.mark.parametrize("name, args", [("MaxPool3d", (2,)), ("MaxPool3d", ((1, 2, 3), 1, (0, 1, 1), 2, True, True)),
                                         ("AvgPool3d", (3, 2, 1, True, False, 2)),
                                         ("AdaptiveAvgPool3d", ((2, None, 3),)), ("AdaptiveMaxPool3d", (2, True)),

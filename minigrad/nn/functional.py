@@ -3122,16 +3122,17 @@ def _planes_transposed_convolution(input: Tensor, weight: Tensor, bias: Tensor |
     return out if bias is None else out + bias.reshape(-1, 1, 1, 1)
 
 
-_POOL3D_LENGTH = "{fn}: {name} must be either be a single int, or a tuple of three ints"
+_POOL3D_LENGTH = "{fn}: {name} must be a single int, or a tuple of three ints"  # (max_pool3d's: "must either be")
 
 
 def _pool3d_geometry(fn: str, input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool) -> tuple:
     """(kernel, stride, padding, dilation, output (D, H, W)) of a 3-D pool, as triples, with PyTorch's checks
     (pool3d_shape_check; avg_pool3d's also refuses an input smaller than the kernel, padding or not)."""
-    kernel = _ntuple(fn, "kernel_size", kernel_size, 3, _POOL3D_LENGTH)
-    strides = kernel if stride in (None, [], ()) else _ntuple(fn, "stride", stride, 3, _POOL3D_LENGTH)
-    pads = _ntuple(fn, "padding", padding, 3, _POOL3D_LENGTH)
-    dilations = _ntuple(fn, "dilation", dilation, 3, _POOL3D_LENGTH)
+    length = _POOL3D_LENGTH.replace("must be", "must either be") if fn == "max_pool3d" else _POOL3D_LENGTH
+    kernel = _ntuple(fn, "kernel_size", kernel_size, 3, length)
+    strides = kernel if stride in (None, [], ()) else _ntuple(fn, "stride", stride, 3, length)
+    pads = _ntuple(fn, "padding", padding, 3, length)
+    dilations = _ntuple(fn, "dilation", dilation, 3, length)
     named = [" ".join(f"{axis}: {v}" for axis, v in zip(names, values)) for names, values in
              ((("kT", "kH", "kW"), kernel), (("dT", "dH", "dW"), strides),
               (("dilationT", "dilationH", "dilationW"), dilations))]
