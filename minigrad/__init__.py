@@ -72,8 +72,8 @@ from minigrad.ops import assembly, reshaping, scatter, search  # noqa: F401
 from minigrad.ops.assembly import block_diag, cartesian_prod, combinations, tril_indices, triu_indices
 from minigrad.ops.reshaping import atleast_1d, atleast_2d, atleast_3d
 from minigrad.ops.search import bucketize, isin, searchsorted
-# Fused multiply-adds (addcmul ... baddbmm), and what kind of tensor this is (layout, is_cpu, half() ...).
-from minigrad.ops import fused, tensor_kind  # noqa: F401
+# Fused multiply-adds (addcmul ... baddbmm), what kind of tensor this is (layout, is_cpu, half() ...), as_strided.
+from minigrad.ops import fused, strided as _strided, tensor_kind  # noqa: F401
 from minigrad.ops.tensor_kind import layout, strided
 
 __version__ = "0.1.0"

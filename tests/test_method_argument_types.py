@@ -219,6 +219,7 @@ BASE = {
     "narrow_copy": (M23, (1, 0, 2), {}), "unsafe_chunk": (M23, (2, 1), {}), "unsafe_split": (M23, (2, 1), {}),
     "unsafe_split_with_sizes": (M23, ([1, 2], 1), {}),
     "dim_order": (M23, (), {"ambiguity_check": False}), "new": (M23, ([1.0, 2.0],), {}), "is_pinned": (M23, (), {}),
+    "as_strided": (M23, ((2, 2), (1, 2), 1), {}), "as_strided_scatter": (M23, (T([7.0, 8.0]), (2,), (2,), 1), {}),
 }
 # Methods whose values are not compared: random, or whatever memory held.
 UNCOMPARED = {"new", "new_empty", "uniform_", "normal_", "new_empty_strided", "multinomial", "bernoulli", "bernoulli_",

@@ -117,6 +117,7 @@ OTHER_ARGS = {
     "addbmm": ("batch", "batch"), "baddbmm": ("batch", "batch"), "vdot": ("v",), "ger": ("v",), "diag_embed": (),
     "diagflat": (1,), "narrow_copy": (1, 0, 2), "unsafe_chunk": (2, 1), "unsafe_split": (2, 1),
     "unsafe_split_with_sizes": ([1, 1],), "hardshrink": (0.3,), "prelu": ("v",),
+    "as_strided": ((2, 2), (1, 2), 1), "as_strided_scatter": ("two", (2,), (2,), 1),
 }
 
 
