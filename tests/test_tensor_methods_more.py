@@ -254,7 +254,14 @@ def test_dim_order_matches_torch(data):
     _same(order, np.random.default_rng(0).standard_normal(shape), grad=False)
 
 
-@pytest.mark.parametrize("name", ["byte", "char", "short", "half", "bfloat16", "chalf", "cfloat", "cdouble"])
+def test_byte_is_uint8_as_torch():
+    values = [0.0, 1.9, 255.0, 7.5]
+    got, want = minigrad.tensor(values).byte(), torch.tensor(values).byte()
+    assert str(got.dtype) == "minigrad.uint8" and got.tolist() == want.tolist()
+    assert minigrad.tensor([3, 250]).byte().tolist() == torch.tensor([3, 250]).byte().tolist()
+
+
+@pytest.mark.parametrize("name", ["char", "short", "half", "bfloat16", "chalf", "cfloat", "cdouble"])
 def test_conversions_to_dtypes_minigrad_lacks_say_what_to_use(name):
     assert getattr(torch.ones(2), name)().shape == (2,)  # (torch has them)
     with pytest.raises(TypeError, match="minigrad has no .* dtype.*: .*use|minigrad has no complex"):

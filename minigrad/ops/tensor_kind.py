@@ -4,10 +4,11 @@ PyTorch tensors come in layouts (strided, sparse, ...), on devices (cpu, cuda, m
 quantized or not, pinned in page-locked memory or not. A minigrad tensor is always a strided
 NumPy array in ordinary CPU memory, so code that asks (``x.is_cpu``, ``x.layout``,
 ``x.get_device()``) gets PyTorch's answers for such a tensor, and code that converts to
-a dtype minigrad does not have (``x.half()``, ``x.byte()``) is told what to use instead.
+a dtype minigrad does not have (``x.half()``, ``x.short()``) is told what to use instead.
 """
 from __future__ import annotations
 
+from minigrad import dtypes
 from minigrad.ops.broadcast import type_name
 from minigrad.ops.registry import tensor_method
 from minigrad.tensor import Tensor
@@ -168,15 +169,21 @@ def _dims_outermost_first(t: Tensor, ambiguity_check: bool) -> tuple:
 # -- conversions to the dtypes PyTorch has and minigrad does not ---------------------------------
 def _missing_dtype(method: str, dtype: str, instead: str):
     def convert(self) -> Tensor:
-        raise TypeError(f"{method}(): minigrad has no {dtype} dtype (it has float32, float64, int32, int64 and bool): "
+        raise TypeError(f"{method}(): minigrad has no {dtype} dtype (it has float32, float64, int32, int64, uint8 and "
+                        f"bool): "
                         f"{instead}")
 
     convert.__doc__ = f"PyTorch's conversion to {dtype}, which minigrad does not have: a TypeError saying what to use."
     tensor_method(method)(convert)
 
 
+@tensor_method()
+def byte(self) -> Tensor:
+    """A uint8 copy (images, byte states): values outside 0..255 wrap, as in PyTorch for integers."""
+    return self.to(dtypes.uint8)
+
+
 for _method, _dtype, _instead in (
-        ("byte", "uint8", "use .int() or .long() for integers, .bool() for a mask"),
         ("char", "int8", "use .int() or .long()"),
         ("short", "int16", "use .int() or .long()"),
         ("half", "float16", "use .float() (float32), which is what minigrad computes in"),
