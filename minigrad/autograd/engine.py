@@ -87,24 +87,29 @@ class _ReadyQueue:
         self.heap: list[Node] = []
 
     def push(self, node: Node) -> None:
-        self.heap.append(node)
-        self._sift_up(len(self.heap) - 1, node)
+        heap = self.heap
+        heap.append(node)
+        if len(heap) > 1:
+            self._sift_up(len(heap) - 1, node)
 
     def pop(self) -> Node:
         heap = self.heap
-        top, last = heap[0], heap.pop()
+        last = heap.pop()
         n = len(heap)
-        if n:  # the last node fills the hole the top left: the hole moves down to a leaf, then last moves up
-            hole = child = 0
-            while child < (n - 1) // 2:
-                child = 2 * child + 2
-                if heap[child]._sequence_nr < heap[child - 1]._sequence_nr:
-                    child -= 1
-                heap[hole], hole = heap[child], child
-            if n % 2 == 0 and child == (n - 2) // 2:
-                child = 2 * child + 2
-                heap[hole], hole = heap[child - 1], child - 1
-            self._sift_up(hole, last)
+        if not n:  # (the common case in a small graph: one node ready)
+            return last
+        top = heap[0]
+        # the last node fills the hole the top left: the hole moves down to a leaf, then last moves up
+        hole = child = 0
+        while child < (n - 1) // 2:
+            child = 2 * child + 2
+            if heap[child]._sequence_nr < heap[child - 1]._sequence_nr:
+                child -= 1
+            heap[hole], hole = heap[child], child
+        if n % 2 == 0 and child == (n - 2) // 2:
+            child = 2 * child + 2
+            heap[hole], hole = heap[child - 1], child - 1
+        self._sift_up(hole, last)
         return top
 
     def _sift_up(self, hole: int, node: Node) -> None:
