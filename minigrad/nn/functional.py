@@ -1072,18 +1072,24 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     return AvgPool2d.apply(input, pooled, pooled)
 
 
+def _output_sizes(fn: str, input: Tensor, output_size, n: int) -> tuple:
+    """An adaptive pool's ``output_size`` for ``n`` dimensions: an int for all, or one per dimension with
+    None keeping the input's size there; PyTorch's checks of its form."""
+    if isinstance(output_size, (int, np.integer)):
+        return (int(output_size),) * n
+    sizes = tuple(output_size)
+    if input.ndim <= len(sizes):
+        raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
+    sizes = tuple(size if o is None else o for o, size in zip(sizes, input.shape[-len(sizes):]))
+    if not all(isinstance(o, (int, np.integer)) for o in sizes):
+        raise TypeError(f"{fn}(): argument 'output_size' must be tuple of ints, but got {output_size!r}")
+    return sizes
+
+
 def _adaptive_sizes(fn: str, input: Tensor, output_size) -> tuple[int, int]:
     """An adaptive 2-D pool's output (H, W): ``output_size`` an int or a pair, None keeping that dimension;
     PyTorch's checks."""
-    if isinstance(output_size, (int, np.integer)):
-        sizes = (int(output_size),) * 2
-    else:
-        sizes = tuple(output_size)
-        if input.ndim <= len(sizes):
-            raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
-        sizes = tuple(n if o is None else o for o, n in zip(sizes, input.shape[-len(sizes):]))
-        if not all(isinstance(o, (int, np.integer)) for o in sizes):
-            raise TypeError(f"{fn}(): argument 'output_size' must be tuple of ints, but got {output_size!r}")
+    sizes = _output_sizes(fn, input, output_size, 2)
     if input.ndim not in (3, 4):
         raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got {list(input.shape)}")
     if len(sizes) != 2:
@@ -3250,15 +3256,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
 
 def _adaptive_sizes3d(fn: str, input: Tensor, output_size) -> tuple[int, int, int]:
     """An adaptive 3-D pool's output (D, H, W): an int or a triple, None keeping that dimension."""
-    if isinstance(output_size, (int, np.integer)):
-        sizes = (int(output_size),) * 3
-    else:
-        sizes = tuple(output_size)
-        if input.ndim <= len(sizes):
-            raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
-        sizes = tuple(n if o is None else o for o, n in zip(sizes, input.shape[-len(sizes):]))
-        if not all(isinstance(o, (int, np.integer)) for o in sizes):
-            raise TypeError(f"{fn}(): argument 'output_size' must be tuple of ints, but got {output_size!r}")
+    sizes = _output_sizes(fn, input, output_size, 3)
     if len(sizes) != 3:
         raise RuntimeError(f"{fn}(): internal error: output_size.size() must be 3")
     if input.ndim not in (4, 5):
