@@ -1,8 +1,8 @@
 """``minigrad.nn``: layers, losses and the Module class that ties them together.
 
 Read it in this order: ``parameter.py`` (a tensor to train), ``module.py``
-(registering parameters and sub-modules), ``functional.py`` (the computations,
-as functions), ``modules/`` (the layers that hold parameters and call them),
+(registering parameters and sub-modules), ``functional/`` (the computations,
+as functions, one file per family), ``modules/`` (the layers that hold parameters and call them),
 ``init.py`` (how the parameters start).
 
     import minigrad.nn as nn
