@@ -75,6 +75,15 @@ from minigrad.ops.search import bucketize, isin, searchsorted
 # Fused multiply-adds (addcmul ... baddbmm), what kind of tensor this is (layout, is_cpu, half() ...), as_strided.
 from minigrad.ops import fused, strided as _strided, tensor_kind  # noqa: F401
 from minigrad.ops.tensor_kind import layout, strided
+# Legacy names old scripts use (autograd.Variable, FloatTensor(...), isinstance(t, LongTensor)), and torch.pi ...
+from minigrad.legacy import (  # noqa: F401
+    BoolTensor, ByteTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, e, inf, nan, pi,
+)
+from minigrad import legacy as _legacy
+autograd.Variable = _legacy.Variable
+# Mixed precision: GradScaler and autocast, CPU-only PyTorch's behaviour (minigrad/amp.py says what changes nothing).
+from minigrad import amp  # noqa: E402
+from minigrad.amp import autocast, is_autocast_available, is_autocast_enabled
 
 __version__ = "0.1.0"
 

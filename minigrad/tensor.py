@@ -445,6 +445,13 @@ class Tensor:
             extras.append("requires_grad=True")
         return _printing.with_suffixes("tensor(" + _printing.array_text(data, indent=7), extras, indent=7)
 
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats its value, as in PyTorch; any other tensor takes only
+        the empty spec (its ``str``)."""
+        if self._data.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     # -- dtype conversion (``to`` itself is in ops/shape.py: it records a ToCopy node) --
     def float(self) -> "Tensor":
         return self.to(dtypes.float32)
@@ -497,6 +504,8 @@ class Tensor:
             return "minigrad." + dtypes.TYPE_NAMES[self._data.dtype]
         if isinstance(dtype, str):
             return self.to(dtypes.from_type_name(dtype))
+        if isinstance(getattr(dtype, "dtype", None), dtypes.dtype) and isinstance(dtype, type):  # minigrad.FloatTensor
+            return self.to(dtype.dtype)
         if isinstance(dtype, type):  # a class is a valid kind of argument, but not a tensor type here
             raise ValueError(f"invalid type: {dtype.__name__!r} (pass a dtype such as minigrad.float64, or "
                              "'minigrad.DoubleTensor')")

@@ -22,3 +22,11 @@ def manual_seed(seed: int) -> None:
 
 def manual_seed_all(seed: int) -> None:
     """Seed every CUDA device's generator: there are none, so nothing happens."""
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: there is no CUDA device to compute in bfloat16 on."""
+    return False
+
+
+from minigrad.cuda import amp  # noqa: E402  (minigrad.cuda.amp.GradScaler, as PyTorch's deprecated spelling)
