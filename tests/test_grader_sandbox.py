@@ -172,6 +172,30 @@ def test_cell_problems_name_only_their_own_checks(hostile_batch):
 
 
 # -- cache, resuming, seeds ---------------------------------------------------------------------------
+def test_identical_notebooks_of_two_learners_are_not_called_cached_on_a_first_run(tmp_path):
+    """Two learners hand in the same file: graded once, but neither result was "cached" (from an
+    earlier run): the second says which notebook it is identical to."""
+    for name in ("ann", "dee"):
+        (tmp_path / name).mkdir()
+        write_json(tmp_path / name / f"{STAGE}.ipynb", solution_notebook())
+    config = GradeConfig(templates=ROOT / "exercises", isolation="none", cache_dir=tmp_path / "cache")
+    with Grader(config) as grader:
+        first = grader.grade_file(tmp_path / "ann" / f"{STAGE}.ipynb")
+        second = grader.grade_file(tmp_path / "dee" / f"{STAGE}.ipynb")
+        again = grader.grade_file(tmp_path / "ann" / f"{STAGE}.ipynb")
+    assert first["cached"] is False and second["cached"] is False and again["cached"] is True
+    assert second["same_as"] == str(tmp_path / "ann" / f"{STAGE}.ipynb") and second["points"] == FULL
+    assert "identical to another learner's notebook" in g_format_table(second)
+    assert "cached" not in g_format_table(second)
+
+
+def g_format_table(result: dict) -> str:
+    from minigrad.course.grading.grader import format_table
+
+    summary = {"learner": "dee", "stages": {STAGE: result}, "problems": []}
+    return format_table([summary], [STAGE])
+
+
 def test_unchanged_submissions_are_not_graded_twice(tmp_path):
     subs = tmp_path / "subs"
     for name, cells in {"ann": {}, "ben": {"run_backward": "def run_backward(*a, **k):\n    pass\n"},

@@ -12,7 +12,9 @@ The builder is imported only when a command runs, so ``--help`` is instant.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -64,8 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     open_.add_argument("dir", type=Path, nargs="?", metavar="DIR",
                        help="the course folder (default: the current folder or the nearest one above it "
                        "holding lessons/; else this installation's)")
-    open_.add_argument("jupyter_args", nargs=argparse.REMAINDER, metavar="-- ARGS",
-                       help="more arguments for jupyter lab (e.g. -- --no-browser --port 8890)")
+    open_.add_argument("jupyter_args", nargs="*", metavar="-- ARGS",
+                       help="more arguments for jupyter lab, after `--` (e.g. -- --allow-root --no-browser "
+                       "--port 8890)")
 
     build = commands.add_parser(
         "build",
@@ -101,11 +104,18 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (see the module docstring)."""
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if argv[:1] == ["open"] and "--" in argv:
+        # Everything after `--` is JupyterLab's: split it off before argparse, which (on Python
+        # 3.10-3.13) would read `open -- --allow-root` as the folder `--allow-root`.
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)  # exits with 2 on a usage error
     if args.command == "init":
         return _init(parser, args.dir)
     if args.command == "open":
-        return _open(parser, args.dir, args.jupyter_args)
+        return _open(parser, args.dir, [*args.jupyter_args, *extra])
     if args.command == "build":
         return _build(parser, args.root, args.check)
     return _strip(parser, args.paths)
@@ -141,16 +151,49 @@ def _open(parser: argparse.ArgumentParser, folder: Path | None, extra: list[str]
             except FileNotFoundError as err:
                 parser.error(str(err))
     if not (folder / FIRST_LESSON).is_file():
-        parser.error(f"{folder} has no {FIRST_LESSON}: make a course folder with `minigrad-course init {folder}`")
+        parser.error(f"{folder} has no {FIRST_LESSON}: make a course folder there with `minigrad-course init "
+                     f"{folder}`, then `minigrad-course open {folder}` (JupyterLab's own flags go after `--`)")
     folder = folder.resolve()
-    extra = extra[1:] if extra[:1] == ["--"] else extra
     command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={folder}", str(folder / FIRST_LESSON),
                *extra]
     print("running: " + " ".join(command), file=sys.stderr)
+    return _run_forwarding_signals(command)
+
+
+def _run_forwarding_signals(command: list[str]) -> int:
+    """Run ``command`` and wait for it; SIGTERM and SIGHUP to this process are passed on to it (a
+    service manager or ``kill`` stops JupyterLab too, not only this wrapper), Ctrl-C reaches it
+    through the terminal's process group. Returns its exit code (130 after Ctrl-C)."""
+    child = subprocess.Popen(command)
+    forwarded = (signal.SIGTERM, signal.SIGHUP)
+
+    def forward(signum, frame):
+        try:
+            child.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    previous = {sig: signal.signal(sig, forward) for sig in forwarded}
     try:
-        return subprocess.call(command)
-    except KeyboardInterrupt:
-        return 130
+        while True:
+            try:
+                code = child.wait()
+                break
+            except KeyboardInterrupt:  # the child got the same Ctrl-C: let it shut down
+                try:
+                    child.send_signal(signal.SIGINT)
+                except ProcessLookupError:
+                    pass
+                try:
+                    child.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    child.terminate()
+                child.wait()
+                return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return code
 
 
 def _build(parser: argparse.ArgumentParser, root: Path | None, check: bool) -> int:
@@ -169,8 +212,17 @@ def _build(parser: argparse.ArgumentParser, root: Path | None, check: bool) -> i
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    readme = root / "README.md"
+    if readme.is_file():
+        text = readme.read_text(encoding="utf-8")
+        updated = readme_with_points(text)
+        if updated != text:
+            if not check:
+                readme.write_text(updated, encoding="utf-8")
+            changed = [*changed, readme]
     if check and changed:
-        print("exercises/ is out of date with solutions/:", file=sys.stderr)
+        print("exercises/ (or the README's points column) is out of date with solutions/ and the stages:",
+              file=sys.stderr)
         for path in changed:
             print(f"  {_shown(path, root)}", file=sys.stderr)
         print(f"Fix it with: {fix}", file=sys.stderr)
@@ -180,6 +232,27 @@ def _build(parser: argparse.ArgumentParser, root: Path | None, check: bool) -> i
     if not changed:
         print("exercises/ is up to date")
     return 0
+
+
+_STAGE_ROW = re.compile(r"^\| (\d\d) \| ([A-Za-z0-9_]+) \|(.*)\| ([^|]*) \|$")
+
+
+def readme_with_points(text: str) -> str:
+    """``text`` (the README) with the points column of its course table (``| NN | name | ... | points |``)
+    set from the stage registry, the single source of the points (``Stage.points``)."""
+    from minigrad.course.stages import get_stage
+
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        match = _STAGE_ROW.match(line)
+        if not match:
+            continue
+        try:
+            stage = get_stage(f"{match.group(1)}_{match.group(2)}")
+        except KeyError:
+            continue
+        lines[i] = f"| {match.group(1)} | {match.group(2)} |{match.group(3)}| {stage.points:g} |"
+    return "\n".join(lines)
 
 
 def _strip(parser: argparse.ArgumentParser, paths: Sequence[Path]) -> int:

@@ -73,7 +73,8 @@ def _grade_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache", type=Path, metavar="DIR", help="results cache (default OUT/.cache)")
     parser.add_argument("--no-cache", action="store_true", help="grade everything again, keep no cache")
     parser.add_argument("--templates", type=Path, metavar="DIR",
-                        help="the worksheet templates (default: the nearest exercises/ folder)")
+                        help="the worksheet templates (default: those installed with the grader: the wheel's "
+                             "copy, or the checkout's exercises/ for an editable install)")
     parser.add_argument("--learner", metavar="NAME", help="everything given is this one learner's work")
     parser.add_argument("--stages", metavar="LIST",
                         help="the assignment: comma-separated stages, by number or name (e.g. 03,04,05); "
@@ -163,15 +164,15 @@ class Progress:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "gradescope":
-        from minigrad.course.grading.gradescope import build_main
-
-        return build_main(argv[1:])
-    if argv and argv[0] == "merge":
-        return merge_main(argv[1:])
-    if argv and argv[0] == "grade":
-        argv = argv[1:]
     with _interruptible():
+        if argv and argv[0] == "gradescope":
+            from minigrad.course.grading.gradescope import build_main
+
+            return build_main(argv[1:])
+        if argv and argv[0] == "merge":
+            return merge_main(argv[1:])
+        if argv and argv[0] == "grade":
+            argv = argv[1:]
         try:
             return _grade_main(argv)
         except KeyboardInterrupt:  # before or after the batch (the batch reports what it kept itself)
@@ -185,11 +186,13 @@ def _interruptible():
     """Make Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt here, whatever this process inherited.
 
     A program started in the background by a shell script (``minigrad-grade ... &``, or a test
-    suite run that way) starts with SIGINT ignored, and Python leaves it ignored: Ctrl-C or
-    ``kill -INT`` would then be lost and grading would go on. A blocked signal is inherited
-    too, so both are unblocked. The previous handlers and mask come back afterwards (the tests
+    suite run that way) starts with SIGINT ignored, and Python then installs no KeyboardInterrupt
+    handler: Ctrl-C or ``kill -INT`` would be lost and grading would go on. So Python's own
+    handler (``signal.default_int_handler``) is installed explicitly for SIGINT, and one that
+    raises KeyboardInterrupt for SIGTERM. A blocked signal is inherited too, so both are unblocked. The previous handlers and mask come back afterwards (the tests
     call ``main`` in their own process)."""
-    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in INTERRUPTS}
+    previous = {sig: signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else _raise_interrupt)
+                for sig in INTERRUPTS}
     mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS) if hasattr(signal, "pthread_sigmask") else None
     try:
         yield

@@ -280,6 +280,7 @@ class Grader:
         for slot in range(self.jobs):
             self._slots.put(slot)
         self._judges: dict[int, JudgeClient] = {}
+        self._graded_here: dict[str, str] = {}  # cache key -> the notebook this run graded under it
         self._references: dict[str, dict] = {}
         self._stage_locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -347,6 +348,12 @@ class Grader:
         key = self.cache_key(sub)
         cached = self._cached(key)
         if cached is not None:
+            with self._lock:
+                first = self._graded_here.get(key)
+            if first is not None and first != str(path):  # graded in this run: not "cached" from an earlier one
+                same = f"the same file as {first}, graded once in this run"
+                return {**cached, "notebook": str(path), "cached": False, "same_as": first,
+                        "notes": [*cached.get("notes", []), same]}
             return {**cached, "notebook": str(path), "cached": True}
         parse_submission(sub)
         stage_key, how = identify_stage(path, sub.notebook, self.templates)
@@ -366,6 +373,8 @@ class Grader:
         result = {**base, **result, "identified_by": how, "warnings": sub.warnings + result.get("warnings", []),
                   "seconds": round(time.monotonic() - started, 2)}
         self._store(key, result)
+        with self._lock:
+            self._graded_here.setdefault(key, str(path))
         return {**result, "cached": False}
 
     def _judge(self, slot: int) -> JudgeClient:
@@ -739,6 +748,8 @@ def format_table(summaries: list[dict], stage_keys: list[str]) -> str:
                 notes.append("cell problems: " + ", ".join(r["cell_problems"]))
             if r.get("cached"):
                 notes.append("cached")
+            elif r.get("same_as"):
+                notes.append("identical to another learner's notebook")
             if n == 0 and s["problems"]:
                 notes.append(f"{len(s['problems'])} problem(s)")
             rows.append((s["learner"] if n == 0 else "", key, f"{r['points']:g}/{r['max_points']:g}",
