@@ -28,6 +28,41 @@ import numpy as np
 NOT_IMPLEMENTED = "not_implemented"
 
 
+class Finding(Exception):
+    """Raised by a probe that recognised a mistake in what the learner's code returned (a tuple
+    where a tensor was expected...): its message is the feedback, word for word."""
+
+
+FINDING = "Finding"
+
+
+def clip(message: str, limit: int = 500) -> str:
+    """``message`` cut to at most ``limit`` characters at the end of a sentence (or a word), marked
+    with "[...]": never a sentence cut in the middle ("freed when you call .backward() or ")."""
+    message = str(message)
+    if len(message) <= limit:
+        return message
+    head = message[:limit - 6]
+    cut = max(head.rfind(". "), head.rfind(": "), head.rfind("; "))
+    if cut < limit // 2:
+        cut = head.rfind(" ")
+    return (head[:cut + 1] if cut > 0 else head).rstrip() + " [...]"
+
+
+def expect_tensor(value: Any, what: str) -> Any:
+    """``value`` if it is a minigrad tensor; else a ``Finding`` that says what it is instead."""
+    from minigrad.tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return value
+    kind = type(value).__name__
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(type(v).__name__ for v in list(value)[:3]) + (", ..." if len(value) > 3 else "")
+        raise Finding(f"{what} returned a {kind} of {len(value)} ({inner}), where one tensor was expected: "
+                      f"return the tensor itself, not a {kind} holding it")
+    raise Finding(f"{what} returned a {kind}, where a minigrad tensor was expected")
+
+
 @dataclass(frozen=True)
 class Verdict:
     passed: bool
@@ -113,18 +148,40 @@ def observe(check: Check, namespace: dict, seed: int) -> dict:
         value = check.probe(namespace, np.random.default_rng(seed))
     except NotImplementedError:
         return {"status": NOT_IMPLEMENTED}
+    except Finding as e:
+        return {"status": "error", "type": FINDING, "message": clip(str(e)), "where": ""}
     except RecursionError:
         return {"status": "error", "type": "RecursionError",
                 "message": "maximum recursion depth exceeded", "where": ""}
     except Exception as e:  # the learner's code failed in a way the probe did not expect
-        return {"status": "error", "type": type(e).__name__, "message": str(e)[:500], "where": _learner_line(e)}
+        return {"status": "error", "type": type(e).__name__, "message": clip(str(e)), "where": _learner_line(e)}
     return {"status": "ok", "value": to_plain(value)}
 
 
+def _library_dirs() -> tuple[str, ...]:
+    """Folders whose frames are never the learner's: minigrad's package, the standard library and
+    the installed packages (NumPy's ``errstate`` and Numba's locks wrap calls in
+    ``return func(*args, **kwargs)``, which is nobody's mistake)."""
+    import os
+    import sysconfig
+
+    dirs = {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}  # the minigrad package
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(os.path.abspath(path))
+    return tuple(sorted(d.replace("\\", "/").rstrip("/") + "/" for d in dirs))
+
+
 def _learner_line(error: BaseException) -> str:
-    """The last traceback line from a notebook cell (not from minigrad or this module)."""
+    """The last traceback line from the learner's code: not from minigrad, the standard library or
+    an installed package (a notebook cell, or a file of the learner's own)."""
+    libraries = _library_dirs()
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        if "/minigrad/" not in frame.filename.replace("\\", "/") and frame.line:
+        filename = frame.filename.replace("\\", "/")
+        if filename.startswith("<frozen") or "/minigrad/" in filename or filename.startswith(libraries):
+            continue
+        if frame.line:
             return f"{frame.line.strip()}  (line {frame.lineno})"
     return ""
 
@@ -166,6 +223,8 @@ def roundtrip(observation: dict) -> dict:
 def judge(check: Check, observation: dict, reference: dict) -> Verdict:
     if observation.get("status") == NOT_IMPLEMENTED:
         return Verdict(False, "not implemented yet: replace `raise NotImplementedError()` with your code")
+    if observation.get("status") == "error" and observation.get("type") == FINDING:
+        return Verdict(False, observation["message"])
     if observation.get("status") == "error":
         where = f" at `{observation['where']}`" if observation.get("where") else ""
         return Verdict(False, f"your code raised {observation['type']}{where}: {observation['message']}")

@@ -128,4 +128,72 @@ MUTANTS = [
         lost={"stateful_sigmoid"},
         feedback={"stateful_sigmoid": "Create a new StatefulSigmoid() inside stateful_sigmoid"},
     ),
+    # -- what the worksheet says, checked (issue 28) ----------------------------------------------
+    Mutant(
+        "relu_clamps_the_callers_tensor",
+        edit("relu", "        ctx.save_for_backward(x)\n        return x * (x > 0)",
+             "        ctx.save_for_backward(x)\n        return x.clamp_(min=0)"),
+        lost={"relu_mask", "tiny_mlp"},
+        feedback={"relu_mask": "ReLU changed its caller's x in place"},
+    ),
+    Mutant(
+        "exp_exponentiates_its_input_in_place",
+        {"exp_sigmoid": edit("exp_sigmoid", "        y = x.exp()\n        ctx.save_for_backward(y)\n        return y",
+                             "        ctx.save_for_backward(x)\n        return x.exp_()")["exp_sigmoid"].replace(
+            "        y, = ctx.saved_tensors\n        return grad_output * y\n",
+            "        x, = ctx.saved_tensors\n        return grad_output * x.exp()\n")},
+        lost={"exp_sigmoid", "exp_sigmoid_saved"},
+        feedback={"exp_sigmoid": "Exp changed its caller's x in place"},
+    ),
+    Mutant(
+        "relu_keeps_its_input_as_a_ctx_attribute",
+        {"relu": edit("relu", "ctx.save_for_backward(x)", "ctx.x = x")["relu"].replace(
+            "x, = ctx.saved_tensors", "x = ctx.x")},
+        lost={"relu_mask", "tiny_mlp"},
+        feedback={"relu_mask": "you kept it as ctx.x"},
+    ),
+    Mutant(
+        "linear_keeps_its_inputs_as_ctx_attributes",
+        {"linear": edit("linear", "ctx.save_for_backward(input, weight)", "ctx.input, ctx.weight = input, weight")[
+            "linear"].replace("input, weight = ctx.saved_tensors", "input, weight = ctx.input, ctx.weight")},
+        lost={"linear_grads", "linear_skips_work", "tiny_mlp"},
+        feedback={"linear_grads": "you kept it as ctx.input"},
+    ),
+    Mutant(
+        "linear_computes_every_gradient_then_drops_the_unneeded",
+        edit("linear", """        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            grad_weight = grad_output.T @ input
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            grad_bias = grad_output.sum(0)
+        return grad_input, grad_weight, grad_bias""", """        grad_input, grad_weight = grad_output @ weight, grad_output.T @ input
+        grad_bias = grad_output.sum(0) if ctx.has_bias else None
+        need = ctx.needs_input_grad
+        return grad_input if need[0] else None, grad_weight if need[1] else None, grad_bias if need[2] else None"""),
+        lost={"linear_skips_work"},
+        feedback={"linear_skips_work": "returned None for input but still computed its gradient first"},
+    ),
+    Mutant(
+        "linear_computes_the_bias_gradient_then_drops_it",
+        edit("linear", "        if ctx.has_bias and ctx.needs_input_grad[2]:\n            grad_bias = grad_output.sum(0)",
+             "        if ctx.has_bias:\n            grad_bias = grad_output.sum(0)\n"
+             "        if not ctx.needs_input_grad[2]:\n            grad_bias = None"),
+        lost={"linear_skips_work"},
+        feedback={"linear_skips_work": "returned None for bias but still computed its gradient first"},
+    ),
+    Mutant(
+        "relu_returns_a_tuple",
+        edit("relu", "return x * (x > 0)", "return (x * (x > 0),)"),
+        lost={"relu_mask", "tiny_mlp"},
+        feedback={"relu_mask": "returned a tuple of 1 (Tensor), where one tensor was expected"},
+    ),
+    Mutant(
+        "mlp_first_weight_is_not_a_parameter",
+        edit("mlp", "self.w1 = nn.Parameter(minigrad.randn(n_hidden, n_in) * n_in ** -0.5)",
+             "self.w1 = minigrad.randn(n_hidden, n_in) * n_in ** -0.5"),
+        lost={"tiny_mlp"},
+        feedback={"tiny_mlp": "does not list w1"},
+    ),
 ]

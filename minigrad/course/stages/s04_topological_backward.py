@@ -13,7 +13,7 @@ import numpy as np
 import minigrad
 from minigrad.autograd import engine
 from minigrad.course import probe_graphs
-from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
 
 
 def small_graph(rng: np.random.Generator) -> dict[str, list[str]]:
@@ -199,7 +199,7 @@ def probe_retain(ns: dict, rng: np.random.Generator) -> dict:
     try:
         ns["run_backward"](loss.grad_fn, one, retain_graph=True)
     except RuntimeError as e:
-        return {"raised": str(e)[:200]}
+        return {"raised": clip(str(e), 300)}
     return {"raised": None, "first": first, "second": x.grad}
 
 

@@ -21,7 +21,7 @@ import minigrad
 from minigrad import nn
 from minigrad.autograd import Function, StatefulFunction
 from minigrad.autograd import grad as autograd_grad
-from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.checks import Check, Finding, Stage, Verdict, clip, close, expect_tensor, fmt
 from minigrad.course.stages.s03_save_for_backward import _kind as _saved_kind
 from minigrad.course.stages.s03_save_for_backward import saved_problem
 
@@ -37,10 +37,79 @@ def _const(values) -> minigrad.Tensor:
     return minigrad.tensor(np.asarray(values, dtype=np.float64), dtype=F64)
 
 
-def _apply(ns: dict, name: str):
-    """``ns[name].apply``; a stub for a name not yet defined is called as it is (and raises)."""
+def _apply(ns: dict, name: str, outputs: int = 1):
+    """``ns[name].apply``; a stub for a name not yet defined is called as it is (and raises).
+
+    A call that returns something else than one tensor (``outputs=1``) or a pair of tensors raises
+    ``checks.Finding`` saying what it returned, so that a tuple is never shown as if it were values.
+    """
     fn = ns[name]
-    return getattr(fn, "apply", fn)
+    apply = getattr(fn, "apply", fn)
+
+    def call(*args):
+        result = apply(*args)
+        what = f"{name}.apply(...)"
+        if outputs == 1:
+            return expect_tensor(result, what)
+        if not isinstance(result, tuple) or len(result) != outputs:
+            kind = type(result).__name__ + (f" of {len(result)}" if isinstance(result, (tuple, list)) else "")
+            raise Finding(f"{what} returned a {kind}, where a tuple of {outputs} tensors was expected")
+        return tuple(expect_tensor(r, f"{what}[{i}]") for i, r in enumerate(result))
+
+    return call
+
+
+def _snapshot(*tensors) -> list:
+    """The values of the caller's tensors, to tell afterwards whether a Function changed them in place."""
+    return [t.detach().numpy().copy() for t in tensors]
+
+
+def _changed(before: list, *tensors) -> list:
+    """Which of ``tensors`` (by position) no longer hold the values ``_snapshot`` recorded."""
+    return [i for i, (b, t) in enumerate(zip(before, tensors))
+            if b.shape != tuple(t.shape) or not np.array_equal(b, t.detach().numpy(), equal_nan=True)]
+
+
+def _version_check(run, inputs, change) -> dict:
+    """Run a Function, change ``change`` (one of its inputs) in place before backward, and report
+    whether backward noticed, as it does for a tensor kept by ``ctx.save_for_backward``.
+
+    ``run() -> (out, ctx)``. Also records what the node kept: how many saved tensors, and the names
+    of ctx attributes that hold one of the inputs."""
+    out = run()
+    node = out.grad_fn
+    attributes = sorted(k for k, v in vars(node).items() if not k.startswith("_")
+                        and any(v is t for t in inputs))
+    saved = len(node.saved_tensors) if node is not None else 0
+    with minigrad.no_grad():
+        change.add_(1.0)
+    try:
+        _vjp(out, list(inputs), _const(np.ones(tuple(out.shape))))
+    except RuntimeError as e:
+        noticed = "modified by an inplace operation" in str(e)
+        return {"noticed": noticed, "saved": saved, "attributes": attributes,
+                "error": None if noticed else clip(f"{type(e).__name__}: {e}", 300)}
+    return {"noticed": False, "saved": saved, "attributes": attributes, "error": None}
+
+
+def _version_problem(name: str, what: str, mine: dict, ref: dict) -> str | None:
+    if not ref["noticed"] or mine["noticed"]:
+        return None
+    kept = (f" you kept it as ctx.{mine['attributes'][0]}" if mine["attributes"] else
+            " your Function did not save it with ctx.save_for_backward")
+    return (f"{name}'s backward did not notice that {what} was changed in place between forward and backward:"
+            f"{kept}. Tensors that backward needs go through ctx.save_for_backward(...) and come back from "
+            "ctx.saved_tensors, so that minigrad (like PyTorch) can check that they are unchanged; attributes "
+            "of ctx are for values that are not tensors")
+
+
+def _changed_problem(name: str, changed: list, labels=("x",)) -> str | None:
+    if not changed:
+        return None
+    which = " and ".join(labels[i] for i in changed)
+    return (f"{name} changed its caller's {which} in place (its values differ after the call): a Function "
+            "must not modify its inputs, which the caller keeps using. Compute a new tensor instead "
+            "(out-of-place operations: x * (x > 0), x.exp(), not x.clamp_(...), x.exp_() or x[...] = ...)")
 
 
 def _vjp(outputs, inputs, grads) -> list:
@@ -55,7 +124,7 @@ def _attempt(fn) -> dict:
     except NotImplementedError:
         raise
     except (RuntimeError, TypeError) as e:
-        return {"error": f"{type(e).__name__}: {e}"[:400]}
+        return {"error": clip(f"{type(e).__name__}: {e}", 400)}
 
 
 def _array(value) -> np.ndarray:
@@ -68,9 +137,12 @@ def probe_exp_sigmoid(ns: dict, rng: np.random.Generator) -> dict:
     for name in ("Exp", "Sigmoid"):
         x = _leaf(rng.uniform(-3, 3, 6))
         g = _const(rng.standard_normal(6))
+        before = _snapshot(x)
         y = _apply(ns, name)(x)
+        if _changed(before, x):
+            return {**result, name: {"changed": _changed(before, x)}}
         (gx,) = _vjp(y, x, g)
-        result[name] = {"x": x, "g": g, "y": y, "grad": gx}
+        result[name] = {"x": before[0], "g": g, "y": y, "grad": gx, "changed": _changed(before, x)}
     return result
 
 
@@ -79,6 +151,10 @@ AB = " (a, b: fixed random weights)"
 
 
 def judge_exp_sigmoid(mine: dict, ref: dict) -> Verdict:
+    for name in ("Exp", "Sigmoid"):
+        problem = _changed_problem(name, mine.get(name, {}).get("changed"))
+        if problem:
+            return Verdict(False, problem)
     for name, formula in (("Exp", "g · eˣ (g: the gradient backward receives, grad_output; eˣ: the output y)"),
                           ("Sigmoid", "g · s · (1 − s) (g: the gradient backward receives, grad_output; "
                                       "s = sigmoid(x): the output)")):
@@ -197,22 +273,35 @@ def judge_mul_constant(mine: dict, ref: dict) -> Verdict:
 
 # -- ReLU ----------------------------------------------------------------------------------
 def probe_relu(ns: dict, rng: np.random.Generator) -> dict:
-    x = _leaf(rng.permutation([-2.0, -0.5, 0.0, 0.0, 0.7, 1.5, -1.2, 2.3]))
-    g = _const(rng.permutation([0.8, -1.1, 1.3, -0.4, 0.6, -0.9, 1.7, -1.5]))
-    y = _apply(ns, "ReLU")(x)
+    n = int(rng.integers(6, 11))
+    values = np.concatenate([[0.0, 0.0], rng.uniform(0.2, 2.5, n // 2), -rng.uniform(0.2, 2.5, n - n // 2)])
+    x = _leaf(rng.permutation(values))
+    g = _const(rng.standard_normal(len(values)))
+    before = _snapshot(x)
+    relu = _apply(ns, "ReLU")
+    y = relu(x)
+    if _changed(before, x):
+        return {"changed": _changed(before, x)}
     (gx,) = _vjp(y, x, g)
-    return {"x": x, "g": g, "y": y, "grad": gx}
+    changed = _changed(before, x)
+    z = _leaf(rng.standard_normal(5))
+    return {"x": before[0], "g": g, "y": y, "grad": gx, "changed": changed,
+            "version": _version_check(lambda: relu(z), [z], z) if not changed else None}
 
 
 def judge_relu(mine: dict, ref: dict) -> Verdict:
     x, g = _array(ref["x"]), _array(ref["g"])
+    problem = _changed_problem("ReLU", mine["changed"])
+    if problem:
+        return Verdict(False, problem)
     if not close(mine["y"], ref["y"]):
         return Verdict(False, f"ReLU.apply(x) with x = {fmt(ref['x'])} gave {fmt(mine['y'])}, expected {fmt(ref['y'])}")
     got = mine["grad"]
     if got is None:
         return Verdict(False, "no gradient reached x through ReLU: backward must return grad_output * mask")
     if close(got, ref["grad"]):
-        return Verdict(True)
+        problem = _version_problem("ReLU", "its input x", mine["version"], ref["version"])
+        return Verdict(False, problem) if problem else Verdict(True)
     if close(got, g * (x >= 0)):
         at_zero = fmt(_array(got)[x == 0].tolist())
         return Verdict(False, f"where x = 0 your gradient is {at_zero}, expected [0, 0]: you used the mask x >= 0. "
@@ -239,16 +328,28 @@ GRAD_HINT = ("with grad = grad_output, the gradient of y that backward receives:
 def probe_linear(ns: dict, rng: np.random.Generator) -> dict:
     linear = _apply(ns, "LinearFunction")
     result = {}
-    for case, (n, n_in, n_out) in {"rectangular": (5, 3, 4), "square": (4, 3, 3)}.items():
+    n_in, n_out = (int(v) for v in rng.integers(2, 6, 2))
+    n_out += n_out == n_in  # rectangular: a transposed operand shows in the shapes
+    sizes = {"rectangular": (int(rng.integers(2, 7)), n_in, n_out), "square": (int(rng.integers(2, 7)), n_in, n_in)}
+    for case, (n, n_in, n_out) in sizes.items():
         x, w, b = _leaf(rng.standard_normal((n, n_in))), _leaf(rng.standard_normal((n_out, n_in))), \
             _leaf(rng.standard_normal(n_out))
         g = _const(rng.standard_normal((n, n_out)))
 
         def run(x=x, w=w, b=b, g=g):
+            before = _snapshot(x, w, b)
             y = linear(x, w, b)
-            return {"y": y, "grads": _vjp(y, (x, w, b), g)}
+            if _changed(before, x, w, b):
+                return {"changed": _changed(before, x, w, b)}
+            grads = _vjp(y, (x, w, b), g)
+            return {"y": y, "grads": grads, "changed": _changed(before, x, w, b)}
 
         result[case] = {"shapes": [list(x.shape), list(w.shape), list(b.shape)], **_attempt(run)}
+    x, w, b = _leaf(rng.standard_normal((3, 2))), _leaf(rng.standard_normal((4, 2))), _leaf(rng.standard_normal(4))
+    result["version"] = {
+        "input": _attempt(lambda: _version_check(lambda: linear(x, w, b), [x, w, b], x))}
+    x, w, b = _leaf(rng.standard_normal((3, 2))), _leaf(rng.standard_normal((4, 2))), _leaf(rng.standard_normal(4))
+    result["version"]["weight"] = _attempt(lambda: _version_check(lambda: linear(x, w, b), [x, w, b], w))
 
     x, w = _leaf(rng.standard_normal((3, 2))), _leaf(rng.standard_normal((4, 2)))
     g = _const(rng.standard_normal((3, 4)))
@@ -285,6 +386,9 @@ def judge_linear(mine: dict, ref: dict) -> Verdict:
         where = f"with input {x_shape}, weight {w_shape}"
         if "error" in m:
             return _linear_error(m["error"], where)
+        problem = _changed_problem("LinearFunction", m["ok"]["changed"], INPUT_NAMES)
+        if problem:
+            return Verdict(False, problem)
         m, r = m["ok"], r["ok"]
         if not close(m["y"], r["y"]):
             return Verdict(False, f"{where}, the output is {fmt(m['y'])}, expected input @ weight.T + bias = "
@@ -301,7 +405,43 @@ def judge_linear(mine: dict, ref: dict) -> Verdict:
             got is not None and close(got, want) for got, want in zip(m["ok"]["grads"], r["ok"]["grads"])):
         return Verdict(False, "LinearFunction.apply(input, weight, None) gave a wrong output or gradients: with no "
                               "bias, y = input @ weight.T")
+    for name in ("input", "weight"):
+        m, r = mine["version"][name], ref["version"][name]
+        if "error" in m:
+            return _linear_error(m["error"], f"with {name} changed in place between forward and backward")
+        problem = _version_problem("LinearFunction", name, m["ok"], r["ok"])
+        if problem:
+            return Verdict(False, problem)
     return Verdict(True)
+
+
+PRODUCTS = ("Mm", "MatMul", "Bmm", "Mv", "Dot", "Einsum", "Tensordot", "Addmm", "Baddbmm", "Linear")
+REDUCTIONS = ("Sum", "Mean")
+
+
+def _counting_ops():
+    """A context that counts the operations run (every op goes through Function.apply), by class name."""
+    import collections
+    import contextlib
+
+    from minigrad.autograd.function import Function as _Base
+
+    @contextlib.contextmanager
+    def counting():
+        original = _Base.__dict__["apply"]
+        seen = collections.Counter()
+
+        def apply(cls, *args, **kwargs):
+            seen[cls.__name__] += 1
+            return original.__func__(cls, *args, **kwargs)
+
+        _Base.apply = classmethod(apply)
+        try:
+            yield seen
+        finally:
+            _Base.apply = original
+
+    return counting()
 
 
 def probe_linear_skips(ns: dict, rng: np.random.Generator) -> dict:
@@ -309,14 +449,18 @@ def probe_linear_skips(ns: dict, rng: np.random.Generator) -> dict:
     linear = _apply(ns, "LinearFunction")
     result = {}
     cases = {"data": (False, True, True), "frozen": (True, False, False)}
+    n, n_in, n_out = (int(v) for v in rng.integers(3, 7, 3))
     for case, needs in cases.items():
-        shapes = ((6, 3), (4, 3), (4,))
+        shapes = ((n, n_in), (n_out, n_in), (n_out,))
         x, w, b = (minigrad.tensor(rng.standard_normal(s), dtype=F64, requires_grad=need)
                    for s, need in zip(shapes, needs))
         y = linear(x, w, b)
-        raw = cls.backward(y.grad_fn, _const(rng.standard_normal((6, 4))))
+        with _counting_ops() as seen:
+            raw = cls.backward(y.grad_fn, _const(rng.standard_normal((n, n_out))))
         raw = raw if isinstance(raw, tuple) else (raw,)
         result[case] = [g is None for g in raw]
+        result[case + "_work"] = {"products": sum(seen[k] for k in PRODUCTS),
+                                  "reductions": sum(seen[k] for k in REDUCTIONS)}
     return result
 
 
@@ -336,12 +480,21 @@ def judge_linear_skips(mine: dict, ref: dict) -> Verdict:
         if missing:
             return Verdict(False, f"when {describe[case]}, your backward returned None for {' and '.join(missing)}, "
                                   "which does require grad")
+    for case, skipped in (("data", "input"), ("frozen", "weight"), ("frozen", "bias")):
+        kind = "reductions" if skipped == "bias" else "products"
+        got, want = mine[case + "_work"][kind], ref[case + "_work"][kind]
+        if got > want:
+            what = "sums" if skipped == "bias" else "matrix products"
+            return Verdict(False, f"when {describe[case]}, your backward returned None for {skipped} but still "
+                                  f"computed its gradient first ({got} {what}, where {want} would do) and threw it "
+                                  f"away: check ctx.needs_input_grad[{INPUT_NAMES.index(skipped)}] *before* "
+                                  "computing a gradient, so that the work is skipped")
     return Verdict(True)
 
 
 # -- SinCos --------------------------------------------------------------------------------
 def probe_sin_cos(ns: dict, rng: np.random.Generator) -> dict:
-    sin_cos = _apply(ns, "SinCos")
+    sin_cos = _apply(ns, "SinCos", outputs=2)
     x = _leaf(rng.uniform(-3, 3, 6))
     a, b = _const(rng.standard_normal(6)), _const(rng.standard_normal(6))
     s, c = sin_cos(x)
@@ -383,7 +536,7 @@ def judge_sin_cos(mine: dict, ref: dict) -> Verdict:
 def probe_max_with_mask(ns: dict, rng: np.random.Generator) -> dict:
     x = _leaf(rng.standard_normal((4, 5)))
     a = _const(rng.standard_normal(4))
-    values, mask = _apply(ns, "MaxWithMask")(x)
+    values, mask = _apply(ns, "MaxWithMask", outputs=2)(x)
     (gx,) = _vjp(values, x, a) if values.requires_grad else (None,)
     return {"values": values, "mask": mask, "values_requires_grad": values.requires_grad,
             "mask_requires_grad": mask.requires_grad, "grad": gx}
@@ -456,16 +609,23 @@ MLP_SHAPES = {"w1": (6, 3), "b1": (6,), "w2": (2, 6), "b2": (2,)}
 
 def probe_mlp(ns: dict, rng: np.random.Generator) -> dict:
     model = ns["TinyMLP"](3, 6, 2)
+    registered = sorted(name for name, _ in model.named_parameters())
     for name, shape in MLP_SHAPES.items():
         setattr(model, name, nn.Parameter(_const(rng.standard_normal(shape))))
     x, g = _const(rng.standard_normal((7, 3))), _const(rng.standard_normal((7, 2)))
     y = model(x)
     grads = _vjp(y, [getattr(model, name) for name in MLP_SHAPES], g)
-    return {"n_params": len(list(model.parameters())), "y": y, "grads": grads,
+    return {"n_params": len(list(model.parameters())), "registered": registered, "y": y, "grads": grads,
             "last_node": y.grad_fn.name() if y.grad_fn is not None else None}
 
 
 def judge_mlp(mine: dict, ref: dict) -> Verdict:
+    missing = [name for name in ref["registered"] if name not in mine["registered"]]
+    if missing:
+        return Verdict(False, f"TinyMLP(3, 6, 2).parameters() does not list {' and '.join(missing)} (it lists "
+                              f"{mine['registered'] or 'nothing'}): an optimizer updates only what parameters() "
+                              f"lists, so {' and '.join(missing)} would never train. Wrap each tensor in "
+                              "nn.Parameter(...) when you assign it to self")
     if mine["last_node"] != ref["last_node"]:
         return Verdict(False, f"TinyMLP's output was made by {mine['last_node']}, not by your LinearFunction "
                               f"({ref['last_node']}): compute each layer with LinearFunction.apply(h, weight, bias)")

@@ -17,7 +17,7 @@ import numpy as np
 import minigrad
 from minigrad.autograd import Function
 from minigrad.autograd import grad as autograd_grad
-from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
 from minigrad.ops.broadcast import sum_to
 
 F64 = minigrad.float64
@@ -38,7 +38,7 @@ def _apply(ns: dict, name: str):
 
 
 def _error(e: BaseException) -> str:
-    return f"{type(e).__name__}: {e}"[:300]
+    return clip(f"{type(e).__name__}: {e}", 300)
 
 
 def _np_sum_to(array, shape) -> np.ndarray:

@@ -30,7 +30,7 @@ import numpy as np
 import minigrad
 from minigrad.autograd import Function, once_differentiable
 from minigrad.autograd import grad as autograd_grad
-from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
 from minigrad.kernels import reference as kref
 
 DTYPES = (np.float64, np.float32)
@@ -559,7 +559,7 @@ def probe_ce_no_race(ns: dict, rng: np.random.Generator) -> dict:
         try:
             findings += _races(dispatcher)
         except Exception as e:  # noqa: BLE001 - Numba internals: fall back on the runs alone
-            analysis_error = f"{type(e).__name__}: {e}"[:200]
+            analysis_error = clip(f"{type(e).__name__}: {e}", 200)
     return {"losses": losses, "findings": findings, "threads": numba.get_num_threads(),
             "parallel": [d.py_func.__name__ for d in parallel], "analysis_error": analysis_error}
 
@@ -681,7 +681,7 @@ def probe_once_differentiable(ns: dict, rng: np.random.Generator) -> dict:
         try:
             (g * g).sum().backward()
         except RuntimeError as e:
-            results[name] = str(e)[:300]
+            results[name] = clip(str(e), 300)
         else:
             results[name] = None
     return results

@@ -18,7 +18,7 @@ import numpy as np
 import minigrad
 from minigrad.autograd import Function
 from minigrad.autograd import grad as autograd_grad
-from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
 
 F64 = minigrad.float64
 
@@ -43,7 +43,7 @@ def _attempt(fn) -> dict:
     except NotImplementedError:
         raise
     except Exception as e:  # noqa: BLE001 - which error, and its words, are what the judges look at
-        return {"error": f"{type(e).__name__}: {e}"[:400]}
+        return {"error": clip(f"{type(e).__name__}: {e}", 400)}
 
 
 # -- SavedValue ----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 
 import minigrad
 from minigrad.autograd import grad as autograd_grad
-from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
 
 F64 = minigrad.float64
 
@@ -36,7 +36,7 @@ def _attempt(fn) -> dict:
     except NotImplementedError:
         raise
     except (RuntimeError, TypeError, ValueError) as e:  # np.linalg.LinAlgError is a ValueError
-        return {"error": f"{type(e).__name__}: {e}"[:400]}
+        return {"error": clip(f"{type(e).__name__}: {e}", 400)}
 
 
 def rosenbrock(x):

@@ -21,7 +21,7 @@ import numpy as np
 
 import minigrad
 from minigrad import nn
-from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
 from minigrad.data import DataLoader, TensorDataset, load_digits, train_test_split
 from minigrad.nn import functional as F
 
@@ -343,7 +343,7 @@ def probe_zero_grad(ns: dict, rng: np.random.Generator) -> dict:
     try:
         optimizer.step()
     except (AttributeError, TypeError) as e:
-        return {"cleared": cleared, "a_grad": a_grad, "step_error": f"{type(e).__name__}: {e}"[:200]}
+        return {"cleared": cleared, "a_grad": a_grad, "step_error": clip(f"{type(e).__name__}: {e}", 300)}
     return {"cleared": cleared, "a_grad": a_grad, "step_error": None, "a": _values(a), "b_moved": bool(
         np.any(_values(b) != b_before))}
 

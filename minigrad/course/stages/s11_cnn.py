@@ -21,7 +21,7 @@ import numpy as np
 
 import minigrad
 from minigrad import nn
-from minigrad.course.checks import Check, Stage, Verdict, close, fmt
+from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
 from minigrad.data import DataLoader, TensorDataset, load_digits, train_test_split
 from minigrad.kernels import reference as kref
 from minigrad.nn import functional as F
@@ -282,7 +282,7 @@ def probe_function(ns: dict, rng: np.random.Generator) -> dict:
         (no_bias * g).sum().backward()
         without = {"y": no_bias.detach(), "x": x2.grad, "w": w2.grad, "error": None}
     except RuntimeError as e:  # e.g. a gradient returned for the missing bias
-        without = {"error": str(e)[:300]}
+        without = {"error": clip(str(e), 300)}
     return {"y": y.detach(), "grads": {"x": x.grad, "w": w.grad, "b": b.grad}, "numeric": numeric,
             "without_bias": without, "saved": saved}
 
