@@ -3,7 +3,11 @@
 An in-place op runs its out-of-place ``Function`` on a snapshot of the old values
 (so what that op saves for backward cannot change under it), writes the result
 into the tensor's memory, bumps the version counter that saved tensors check, and
-moves the tensor's history to the op's node. On a view the new history goes to
+moves the tensor's history to the op's node. The common arithmetic (``add_``,
+``sub_``, ``mul_``, ``div_``, ``+=`` ...) of a float tensor with a tensor of its
+dtype or a Python number needs neither the snapshot nor a result: NumPy writes
+straight into the tensor's memory (``_writing_into_self``), so ``t += g`` needs
+no second buffer. On a view the new history goes to
 the base, as PyTorch's ``CopySlices``, and every other view of that base is taken
 again from it when next used (``_regenerate_view``). Writes that PyTorch refuses
 (a leaf that requires grad, an ``expand()``, an input overlapping the output) are
@@ -17,6 +21,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled
+from minigrad.ops import elementwise as _elementwise
 from minigrad.ops import shape as _shape
 from minigrad.ops.layout import repeats_memory
 from minigrad.ops.registry import tensor_method
@@ -48,15 +53,17 @@ def _inplace(self, op: type, *args) -> "Tensor":
                 "a leaf Tensor that requires grad is being used in an in-place operation. "
                 "Update parameters inside `with minigrad.no_grad():`, or use an out-of-place op."
             )
-        old = Tensor._wrap(self._data.copy())
+        into_self = _writing_into_self(self, op, args, recording)
+        # (writing into self, the op saves nothing of self's old values: they need no snapshot)
+        old = Tensor._wrap(self._data if into_self else self._data.copy())
         # A view's old values get a node of their own on the base (what the op saved of them, and
         # so a create_graph backward, needs their history); CopySlices runs the op's node and never
         # follows its edge to them, so backward never reaches the view's old node nor its hooks.
         source = self if base is None or self._grad_fn is None else _shape.AsStrided.apply(base, self._view_meta.steps)
         old._requires_grad, old._grad_fn, old._output_nr = source._requires_grad, source._grad_fn, source._output_nr
-        result = op.apply(old, *args)
+        result = (into_self or op).apply(old, *args)
     else:
-        result = op.apply(self, *args)
+        result = (_writing_into_self(self, op, args, recording) or op).apply(self, *args)
     if result.shape != self.shape:
         raise RuntimeError(
             f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
@@ -98,7 +105,8 @@ def _inplace(self, op: type, *args) -> "Tensor":
         # the op's other inputs with an edge (a number too: PyTorch wraps it in a tensor)
         others = [a for a, meta in zip(args, result._grad_fn._input_meta[1:]) if meta is not None]
         new_base = self._copy_slices(result, 0, others)
-    self._data[written] = result._data[written]
+    if result._data is not self._data:  # (else the op wrote into self's memory itself)
+        self._data[written] = result._data[written]
     self._version_counter.value += 1
     if recording:
         # An op that saved its output (exp, sigmoid, sqrt, ...) saved `result`, whose values now
@@ -112,6 +120,68 @@ def _inplace(self, op: type, *args) -> "Tensor":
         else:
             self._set_history(result._grad_fn, result._output_nr)
     return self
+
+
+def _into_self(op: type, ufunc, setup) -> type:
+    """``op`` with a forward that writes its result into its first operand's memory and sets up
+    ctx as ``op.forward`` does (``setup``): same node name, same backward."""
+    def forward(ctx, a, b):
+        setup(ctx, a, b)
+        out = a._data
+        if ufunc is np.true_divide:  # (as Div.forward: x / 0 is inf or nan without a warning)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ufunc(out, b._data if isinstance(b, Tensor) else b, out=out)
+        else:
+            ufunc(out, b._data if isinstance(b, Tensor) else b, out=out)
+        return Tensor._wrap(out)
+
+    return type(op.__name__ + "IntoSelf", (op,), {
+        "__module__": __name__, "__qualname__": op.__name__ + "IntoSelf", "__doc__": _into_self.__doc__,
+        "node_name": op.node_name, "forward": staticmethod(forward)})
+
+
+def _shapes(ctx, a, b) -> None:
+    ctx.shapes = _elementwise._shape(a), _elementwise._shape(b)
+
+
+# The arithmetic that writes into self; what each forward keeps is the out-of-place op's
+# (mul and div keep self's old values only when other needs a gradient: then they are not written here).
+_INTO_SELF = {
+    _elementwise.Add: _into_self(_elementwise.Add, np.add, _shapes),
+    _elementwise.Sub: _into_self(_elementwise.Sub, np.subtract, _shapes),
+    _elementwise.Mul: _into_self(_elementwise.Mul, np.multiply, lambda ctx, a, b: _elementwise._save_operands(
+        ctx, a, b, ctx.needs_input_grad[1], ctx.needs_input_grad[0])),
+    _elementwise.Div: _into_self(_elementwise.Div, np.true_divide, lambda ctx, a, b: _elementwise._save_operands(
+        ctx, a, b, ctx.needs_input_grad[1], True)),
+}
+_INTO_SELF_OPS = frozenset(_INTO_SELF)
+
+
+def _writing_into_self(self, op: type, args: tuple, recording: bool) -> type | None:
+    """The version of ``op`` that writes into self's memory, when it gives exactly what computing
+    out of place and copying gives (else None, and ``_inplace`` takes the long way, which also
+    raises every error): a float self, writable, with no repeated memory (an expand()); other a
+    Python number, or a tensor of self's dtype that broadcasts to self's shape and shares no memory
+    with it; and, while recording, mul and div only when other needs no gradient (its gradient
+    needs self's old values, which PyTorch keeps a copy of too)."""
+    if op not in _INTO_SELF_OPS or len(args) != 1:
+        return None
+    data, other = self._data, args[0]
+    if data.dtype.kind != "f" or not data.flags.writeable or (0 in data.strides and repeats_memory(data)):
+        return None
+    if isinstance(other, Tensor):
+        b = other._data
+        if b.dtype != data.dtype or other is self or np.may_share_memory(data, b):
+            return None
+        if b.shape != data.shape:
+            if b.ndim > data.ndim or any(m != 1 and m != n for m, n in zip(b.shape[::-1], data.shape[::-1])):
+                return None
+        if recording and op in (_elementwise.Mul, _elementwise.Div) and (
+                other._requires_grad or other._base is not None and other._base._requires_grad):
+            return None
+    elif type(other) is not float and not (type(other) is int and -2 ** 53 <= other <= 2 ** 53):
+        return None
+    return _INTO_SELF[op]
 
 
 @tensor_method()

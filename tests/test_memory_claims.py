@@ -1,0 +1,127 @@
+"""The course's two memory claims, measured: lesson 08's "``t += g`` needs no second buffer" and
+worksheet 10's "minigrad's optimizers allocate nothing" (after the first step, beyond their state).
+
+NumPy reports its allocations to ``tracemalloc``, so the peak traced while an operation runs is the
+memory it allocated on the way, arrays included. The tensors are 8 MB; a second buffer would show
+as 8 MB, and the bound is a tenth of that. Every case also checks its values (and, where a graph is
+recorded, its gradients) against NumPy or torch, so a fast path that skips the work fails too.
+"""
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import minigrad
+
+N = 1_000_000  # 8 MB of float64
+
+
+def peak_bytes(fn) -> int:
+    """The most memory traced at any moment while ``fn()`` ran, beyond what was held before."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def data(seed: int, n: int = N, dtype=np.float64) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(0.5, 2.0, n).astype(dtype)
+
+
+# -- in place: t += g writes into t's memory -------------------------------------------------------
+
+ARITHMETIC = {  # name -> (the in-place call, the NumPy reference)
+    "+= tensor": (lambda t, g: t.__iadd__(g), lambda x, y: x + y),
+    "-= tensor": (lambda t, g: t.__isub__(g), lambda x, y: x - y),
+    "*= tensor": (lambda t, g: t.__imul__(g), lambda x, y: x * y),
+    "/= tensor": (lambda t, g: t.__itruediv__(g), lambda x, y: x / y),
+    "add_ row": (lambda t, g: t.add_(g[: t.shape[-1]]), lambda x, y: x + y[: x.shape[-1]]),
+    "sub_ float": (lambda t, g: t.sub_(0.25), lambda x, y: x - 0.25),
+    "mul_ float": (lambda t, g: t.mul_(2.5), lambda x, y: x * 2.5),
+    "div_ int": (lambda t, g: t.div_(3), lambda x, y: x / 3),
+}
+
+
+@pytest.mark.parametrize("name", ARITHMETIC)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_in_place_arithmetic_allocates_no_second_buffer(name, dtype):
+    call, reference = ARITHMETIC[name]
+    x, y = data(0, dtype=dtype), data(1, dtype=dtype)
+    t, g = minigrad.tensor(x.copy()), minigrad.tensor(y)
+    if name == "add_ row":
+        t = t.reshape(1000, 1000)
+    memory, version = t._data, t._version
+    peak = peak_bytes(lambda: call(t, g))
+    assert peak < x.nbytes / 10, f"{name} allocated {peak / 1e6:.1f} MB for a {x.nbytes / 1e6:.0f} MB tensor"
+    assert t._data is memory and t._version == version + 1
+    np.testing.assert_array_equal(t.numpy().reshape(-1), reference(x.reshape(t.shape), y).reshape(-1))
+
+
+def test_in_place_on_a_parameter_under_no_grad_allocates_nothing():
+    p = minigrad.nn.Parameter(minigrad.tensor(data(0)))
+    g = minigrad.tensor(data(1))
+    with minigrad.no_grad():
+        peak = peak_bytes(lambda: p.__isub__(g))
+    assert peak < N * 8 / 10
+    np.testing.assert_array_equal(p.detach().numpy(), data(0) - data(1))
+    assert p.grad_fn is None and p.requires_grad
+
+
+torch = pytest.importorskip("torch")
+
+
+def _recorded(L, view: bool, mul_by_grad: bool):
+    """In place on a non-leaf (or on a view of one), recorded; then a backward. Returns the
+    in-place ops' peak, the result, the leaves' gradients and the non-leaf's node name."""
+    x = L.tensor(data(0), requires_grad=True)
+    w = L.tensor(data(1), requires_grad=True)
+    g = L.tensor(data(2))
+    b = x * 2
+    t = b[::2] if view else b
+    n = t.shape[0]
+
+    def ops():
+        t.add_(g[:n])
+        t.__imul__(3.0)
+        t.__itruediv__(g[:n])
+        t.__isub__(w[:n])
+        if mul_by_grad:
+            t.mul_(w[:n])  # w's gradient needs t's old values: kept, as PyTorch keeps them
+
+    peak = peak_bytes(ops)
+    (b * b).sum().backward()
+    name = b.grad_fn.name()
+    return peak, b.detach().numpy(), x.grad.numpy(), w.grad.numpy(), name
+
+
+@pytest.mark.parametrize("view", [False, True], ids=["tensor", "view"])
+@pytest.mark.parametrize("mul_by_grad", [False, True], ids=["", "mul_by_grad"])
+def test_recorded_in_place_arithmetic_keeps_torchs_graph(view, mul_by_grad):
+    peak, values, grad_x, grad_w, name = _recorded(minigrad, view, mul_by_grad)
+    _, values_t, grad_x_t, grad_w_t, name_t = _recorded(torch, view, mul_by_grad)
+    np.testing.assert_allclose(values, values_t, rtol=1e-12)
+    np.testing.assert_allclose(grad_x, grad_x_t, rtol=1e-12)
+    np.testing.assert_allclose(grad_w, grad_w_t, rtol=1e-12)
+    assert name == name_t
+    if not mul_by_grad:  # (with it, t's old values are needed, and copied, by design)
+        assert peak < N * 8 / 10, f"recorded in-place ops allocated {peak / 1e6:.1f} MB"
+
+
+def test_in_place_write_still_bumps_the_version_a_saved_tensor_checks():
+    x = minigrad.tensor(data(0, 10), requires_grad=True)
+    w = minigrad.tensor(data(1, 10), requires_grad=True)
+    t = x * 2
+    y = t * w  # saves t for w's gradient
+    t += 1.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_in_place_on_an_expand_is_still_refused():
+    t = minigrad.zeros(1, dtype=minigrad.float64).expand(4)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        t += minigrad.ones(4, dtype=minigrad.float64)
