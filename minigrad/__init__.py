@@ -14,8 +14,8 @@ import warnings as _warnings
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"minigrad(\.|$)")
 
 from minigrad.dtypes import (  # noqa: A001
-    bool_ as bool, double, dtype, float, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
-    uint8,
+    bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int32, int64, long,
+    set_default_dtype, uint8,
 )
 from minigrad.tensor import Size, Tensor, check_tensor as _check_tensor, is_tensor
 from minigrad.autograd.grad_mode import (
@@ -77,7 +77,7 @@ from minigrad.ops import fused, strided as _strided, tensor_kind  # noqa: F401
 from minigrad.ops.tensor_kind import layout, strided
 # Legacy names old scripts use (autograd.Variable, FloatTensor(...), isinstance(t, LongTensor)), and torch.pi ...
 from minigrad.legacy import (  # noqa: F401
-    BoolTensor, ByteTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, e, inf, nan, pi,
+    BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, e, inf, nan, pi,
 )
 from minigrad import legacy as _legacy
 autograd.Variable = _legacy.Variable

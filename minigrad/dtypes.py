@@ -40,11 +40,39 @@ int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 bool_ = dtype("bool", np.bool_)
 uint8 = dtype("uint8", np.uint8)  # (bytes: get_rng_state's state, images)
-float = float32  # PyTorch aliases: torch.float is float32, torch.double is float64
+float16 = dtype("float16", np.float16)  # (NumPy's half: stored and computed in float16, as PyTorch's on the CPU)
+float = float32  # PyTorch aliases: torch.float is float32, torch.double is float64, torch.half float16
 double = float64
 long = int64
+half = float16
 
-_BY_NUMPY = {d.numpy: d for d in (float32, float64, int32, int64, bool_, uint8)}
+
+class _NoNumPyDtype(dtype):
+    """A PyTorch dtype NumPy has no type for (bfloat16): it can be named (``{'bfloat16': minigrad.bfloat16}``,
+    ``finfo``), but a tensor of it cannot be made: a TypeError says what to use instead."""
+
+    __slots__ = ("instead",)
+
+    def __init__(self, name: str, instead: str) -> None:
+        self.name, self.instead = name, instead
+
+    @property
+    def numpy(self):
+        raise TypeError(f"minigrad has no {self.name} tensors (NumPy, which holds minigrad's data, has no {self.name} "
+                        f"type): {self.instead}")
+
+    @property
+    def is_floating_point(self) -> bool:
+        return True
+
+    def __reduce__(self):
+        return self.name
+
+
+bfloat16 = _NoNumPyDtype("bfloat16", "use minigrad.float32 (what minigrad computes in), or minigrad.float16 for "
+                         "half the memory")
+
+_BY_NUMPY = {d.numpy: d for d in (float32, float64, int32, int64, bool_, uint8, float16)}
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}  # bool < integer < floating point
 default_float = float32  # what float data and Python floats become; set_default_dtype changes it
 
@@ -68,7 +96,7 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert NumPy array of type {np.dtype(np_dtype)}: minigrad supports "
-            "float32, float64, int32, int64, uint8 and bool"
+            "float16, float32, float64, int32, int64, uint8 and bool"
         ) from None
 
 
@@ -126,7 +154,8 @@ def _scalar_dtype(x) -> np.dtype:
 
 # Tensor.type(): PyTorch's legacy tensor-type names ('torch.FloatTensor'); minigrad says 'minigrad.FloatTensor'.
 TYPE_NAMES = {float32.numpy: "FloatTensor", float64.numpy: "DoubleTensor", int32.numpy: "IntTensor",
-              int64.numpy: "LongTensor", bool_.numpy: "BoolTensor", uint8.numpy: "ByteTensor"}
+              int64.numpy: "LongTensor", bool_.numpy: "BoolTensor", uint8.numpy: "ByteTensor",
+              float16.numpy: "HalfTensor"}
 
 
 def scalar_type_name(np_dtype) -> str:

@@ -30,6 +30,11 @@ class finfo:
         d = dtypes.get_default_dtype() if type is None else type
         if not isinstance(d, dtypes.dtype) or not d.is_floating_point:
             raise TypeError(f"finfo() requires a floating point input type, got {d!r}: use iinfo for integer types")
+        if d is dtypes.bfloat16:  # (no NumPy type to ask: 8 exponent bits as float32, 7 fraction bits)
+            self.bits, self.eps, self.max, self.min = 16, 2.0 ** -7, 3.3895313892515355e38, -3.3895313892515355e38
+            self.tiny = self.smallest_normal = 2.0 ** -126
+            self.resolution, self.dtype = 0.01, "bfloat16"
+            return
         info = np.finfo(d.numpy)
         self.bits, self.eps, self.max, self.min = info.bits, float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)

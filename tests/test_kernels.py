@@ -461,7 +461,21 @@ def test_exports():
     for name in kernels.__all__:  # each export is the kernel or, where it lost, the reference
         fn = getattr(kernels, name)
         assert fn.__name__ == name and fn.__module__.startswith("minigrad.kernels.")
-    assert {name for name in kernels.__all__ if getattr(kernels, name) is getattr(ref, name)} == {
+    # (each is wrapped once, to take float16 through float32: kernels._half_in_float32)
+    assert {name for name in kernels.__all__ if getattr(kernels, name).__wrapped__ is getattr(ref, name)} == {
         "sigmoid_forward", "tanh_forward", "relu_forward", "log_softmax_backward",
         "cross_entropy_backward",
     }
+
+
+def test_float16_is_computed_in_float32_and_rounded():
+    """A float16 input: the float32 result rounded to float16 (out= too), nothing compiled for half."""
+    x = np.random.default_rng(3).standard_normal((3, 5)).astype(np.float16)
+    for name, args in (("gelu_forward", (x,)), ("softmax_forward", (x, 1)), ("relu_backward", (x, x))):
+        want = getattr(ref, name)(*(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args))
+        got = getattr(kernels, name)(*args)
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, want.astype(np.float16))
+    out = np.empty_like(x)
+    assert kernels.gelu_forward(x, out=out) is out
+    np.testing.assert_array_equal(out, ref.gelu_forward(x.astype(np.float32)).astype(np.float16))

@@ -202,3 +202,52 @@ def test_autocast_as_a_decorator():
             return lib.is_autocast_enabled("cpu"), x * 2
         return f(lib.ones(2)), lib.is_autocast_enabled("cpu")
     same(prog)
+
+
+# -- float16 (NumPy's half) and bfloat16 (a name with a clear error) ----------------------------------
+_HALF_CASES = {
+    "arith": lambda L, a: a * 2.5 + a / 3 - 1, "int_times_half": lambda L, a: a * L.tensor([[1, 2, 3, 4]]),
+    "matmul": lambda L, a: a @ a.t(), "sum_mean": lambda L, a: a.sum() + a.mean(), "exp": lambda L, a: a.exp(),
+    "softmax": lambda L, a: a.softmax(-1), "relu_tanh_sigmoid": lambda L, a: L.relu(a) + a.tanh() + a.sigmoid(),
+    "gelu": lambda L, a: L.nn.functional.gelu(a), "layer_norm": lambda L, a: L.nn.functional.layer_norm(a, (4,)),
+    "cross_entropy": lambda L, a: L.nn.functional.cross_entropy(a, L.tensor([0, 1, 2])),
+    "attention": lambda L, a: L.nn.functional.scaled_dot_product_attention(a[None], a[None], a[None], is_causal=True),
+    "conv1d": lambda L, a: L.nn.functional.conv1d(a[None], a[:2, :3, None]),
+    "promote": lambda L, a: a + L.ones(4), "zero_dim_float": lambda L, a: a + L.tensor(1.5, dtype=L.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HALF_CASES))
+def test_float16_values_gradients_and_dtypes(name):
+    """float16 tensors, as PyTorch's on the CPU: the result's dtype, values and gradients (within half's
+    precision: both libraries compute in float32 and round)."""
+    data = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float16)
+
+    def prog(lib):
+        a = lib.tensor(data, requires_grad=True)
+        out = _HALF_CASES[name](lib, a)
+        out.float().sum().backward()
+        return str(out.dtype).split(".")[1], str(a.grad.dtype).split(".")[1], out.detach().float(), a.grad.float()
+    m, t = (prog(lib) for lib in (minigrad, torch))
+    assert m[:2] == tuple(t[:2])
+    for mine, theirs in zip(m[2:], t[2:]):
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=4e-3, atol=4e-3)
+
+
+def test_half_conversions_and_names():
+    same(lambda lib: (lib.ones(2).half(), lib.ones(2).half().dtype == lib.float16 == lib.half,
+                      lib.HalfTensor([1, 2]).dtype == lib.float16, lib.ones(1).half().type().split(".")[1],
+                      lib.finfo(lib.float16).eps, lib.finfo(lib.bfloat16).eps, lib.finfo(lib.bfloat16).max,
+                      lib.finfo(lib.bfloat16).tiny, lib.bfloat16.is_floating_point, lib.float16.is_floating_point,
+                      lib.nn.Linear(2, 2).half().weight.dtype == lib.float16))
+    ptdtype = {"float32": minigrad.float32, "bfloat16": minigrad.bfloat16, "float16": minigrad.float16}  # train.py
+    assert ptdtype["float16"] == minigrad.half
+
+
+@pytest.mark.parametrize("use", [lambda m: m.ones(2, dtype=m.bfloat16), lambda m: m.ones(2).to(m.bfloat16),
+                                 lambda m: m.tensor([1.0], dtype=m.bfloat16), lambda m: m.ones(2).bfloat16(),
+                                 lambda m: m.nn.Linear(2, 2).bfloat16()])
+def test_bfloat16_is_a_clear_type_error(use):
+    """NumPy has no bfloat16: minigrad names it and says what to use (float32, or float16)."""
+    with pytest.raises(TypeError, match="bfloat16.*float32.*(float16|half)"):
+        use(minigrad)

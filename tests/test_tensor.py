@@ -42,11 +42,13 @@ def test_dtype_inference(data, dtype):
     np.testing.assert_array_equal(t.numpy(), np.asarray(data))
 
 
-def test_float16_refused():
+def test_float16_kept_and_other_numpy_dtypes_refused():
+    assert minigrad.tensor(np.array([1.0], dtype=np.float16)).dtype == minigrad.float16
+    assert minigrad.from_numpy(np.array([1.0], dtype=np.float16)).dtype == minigrad.half
     with pytest.raises(TypeError):
-        minigrad.tensor(np.array([1.0], dtype=np.float16))
+        minigrad.tensor(np.array([1], dtype=np.int16))
     with pytest.raises(TypeError):
-        minigrad.from_numpy(np.array([1.0], dtype=np.float16))
+        minigrad.from_numpy(np.array([1.0], dtype=np.longdouble))
 
 
 def test_explicit_dtype_and_copy_semantics():

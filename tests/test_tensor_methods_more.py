@@ -261,13 +261,13 @@ def test_byte_is_uint8_as_torch():
     assert minigrad.tensor([3, 250]).byte().tolist() == torch.tensor([3, 250]).byte().tolist()
 
 
-@pytest.mark.parametrize("name", ["char", "short", "half", "bfloat16", "chalf", "cfloat", "cdouble"])
+@pytest.mark.parametrize("name", ["char", "short", "bfloat16", "chalf", "cfloat", "cdouble"])
 def test_conversions_to_dtypes_minigrad_lacks_say_what_to_use(name):
     assert getattr(torch.ones(2), name)().shape == (2,)  # (torch has them)
     with pytest.raises(TypeError, match="minigrad has no .* dtype.*: .*use|minigrad has no complex"):
         getattr(minigrad.ones(2), name)()
     with pytest.raises(TypeError):  # as Tensor.to does for a NumPy dtype minigrad lacks
-        minigrad.ones(2).to(np.float16)
+        minigrad.ones(2).to(np.int16)
 
 
 @pytest.mark.parametrize("args", [(), (2, 3), ((2, 3),), ([1.7, 2],), ("size",), (2.5,), ("same",), ("long",),

@@ -26,14 +26,42 @@ in ``bench/README.md``.
 Every function checks its inputs in Python first (clear ``TypeError``,
 ``ValueError``, ``RuntimeError`` or ``IndexError``, never a Numba typing
 error), accepts non-contiguous arrays, and returns the dtype it was given
-(float32 or float64).
+(float32 or float64). A float16 array is computed in float32 and the result rounded to float16
+(``_half_in_float32``, as PyTorch's CPU kernels compute half in float): nothing is compiled for it.
 """
+import functools as _functools
+
+import numpy as _np
+
 from minigrad.kernels.conv import conv2d_backward, conv2d_forward, max_pool2d_backward, max_pool2d_forward
 from minigrad.kernels.elementwise import gelu_backward, gelu_forward, relu_backward, sigmoid_backward, tanh_backward
 from minigrad.kernels.reference import (  # their kernels lost and were removed (see above)
     cross_entropy_backward, log_softmax_backward, relu_forward, sigmoid_forward, tanh_forward,
 )
 from minigrad.kernels.softmax import cross_entropy_forward, log_softmax_forward, softmax_backward, softmax_forward
+
+_HALF = _np.dtype(_np.float16)
+
+
+def _half_in_float32(fn):
+    """``fn``, taking float16 arrays too (the first argument says): computed in float32, rounded back."""
+    def to_half(result):
+        return result.astype(_np.float16) if isinstance(result, _np.ndarray) and result.dtype == _np.float32 else result
+
+    @_functools.wraps(fn)
+    def run(*args, **kwargs):
+        if getattr(args[0], "dtype", None) != _HALF:
+            return fn(*args, **kwargs)
+        out = kwargs.pop("out", None)
+        args = [a.astype(_np.float32) if getattr(a, "dtype", None) == _HALF else a for a in args]
+        result = fn(*args, **kwargs)
+        result = tuple(to_half(r) for r in result) if isinstance(result, tuple) else to_half(result)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    return run
+
 
 __all__ = [
     "sigmoid_forward", "sigmoid_backward", "tanh_forward", "tanh_backward",
@@ -42,3 +70,7 @@ __all__ = [
     "cross_entropy_forward", "cross_entropy_backward",
     "conv2d_forward", "conv2d_backward", "max_pool2d_forward", "max_pool2d_backward",
 ]
+
+for _name in __all__:
+    globals()[_name] = _half_in_float32(globals()[_name])
+del _name

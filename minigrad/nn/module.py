@@ -47,8 +47,8 @@ _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward
                "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks",
                "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # state_dict's key for what get_extra_state returns
-_NO_LOW_PRECISION = ("minigrad has no {name} dtype: it computes in float32 and float64 only. Keep the model "
-                     "in float32 (model.float()) or use model.double(); mixed precision needs PyTorch.")
+_NO_LOW_PRECISION = ("minigrad has no {name} dtype (NumPy has no such type). Keep the model in float32 "
+                     "(model.float()), or use model.half() (float16) for half the memory.")
 
 
 def _add(hooks: OrderedDict, handle: RemovableHandle, hook: Callable, prepend: bool) -> None:
@@ -545,11 +545,11 @@ class Module:
         return self._cast_floats(dtypes.float64.numpy)
 
     def half(self) -> "Module":
-        """Raises TypeError: minigrad has no float16 (PyTorch's half)."""
-        raise TypeError(_NO_LOW_PRECISION.format(name="float16 (half)"))
+        """Cast floating-point parameters and buffers to float16."""
+        return self._cast_floats(dtypes.float16.numpy)
 
     def bfloat16(self) -> "Module":
-        """Raises TypeError: minigrad has no bfloat16."""
+        """Raises TypeError: minigrad has no bfloat16 (NumPy has no such type)."""
         raise TypeError(_NO_LOW_PRECISION.format(name="bfloat16"))
 
     def type(self, dst_type) -> "Module":

@@ -4,7 +4,7 @@ PyTorch tensors come in layouts (strided, sparse, ...), on devices (cpu, cuda, m
 quantized or not, pinned in page-locked memory or not. A minigrad tensor is always a strided
 NumPy array in ordinary CPU memory, so code that asks (``x.is_cpu``, ``x.layout``,
 ``x.get_device()``) gets PyTorch's answers for such a tensor, and code that converts to
-a dtype minigrad does not have (``x.half()``, ``x.short()``) is told what to use instead.
+a dtype minigrad does not have (``x.bfloat16()``, ``x.short()``) is told what to use instead.
 """
 from __future__ import annotations
 
@@ -169,12 +169,18 @@ def _dims_outermost_first(t: Tensor, ambiguity_check: bool) -> tuple:
 # -- conversions to the dtypes PyTorch has and minigrad does not ---------------------------------
 def _missing_dtype(method: str, dtype: str, instead: str):
     def convert(self) -> Tensor:
-        raise TypeError(f"{method}(): minigrad has no {dtype} dtype (it has float32, float64, int32, int64, uint8 and "
-                        f"bool): "
+        raise TypeError(f"{method}(): minigrad has no {dtype} dtype (it has float16, float32, float64, int32, int64, "
+                        f"uint8 and bool): "
                         f"{instead}")
 
     convert.__doc__ = f"PyTorch's conversion to {dtype}, which minigrad does not have: a TypeError saying what to use."
     tensor_method(method)(convert)
+
+
+@tensor_method()
+def half(self) -> Tensor:
+    """A float16 copy (NumPy's half precision)."""
+    return self.to(dtypes.float16)
 
 
 @tensor_method()
@@ -186,8 +192,8 @@ def byte(self) -> Tensor:
 for _method, _dtype, _instead in (
         ("char", "int8", "use .int() or .long()"),
         ("short", "int16", "use .int() or .long()"),
-        ("half", "float16", "use .float() (float32), which is what minigrad computes in"),
-        ("bfloat16", "bfloat16", "use .float() (float32), which is what minigrad computes in"),
+        ("bfloat16", "bfloat16", "NumPy has no bfloat16: use .float() (float32), which is what minigrad computes in, "
+                                 "or .half() (float16) for half the memory"),
         ("chalf", "complex32", "minigrad has no complex numbers: keep the real and imaginary parts as two tensors"),
         ("cfloat", "complex64", "minigrad has no complex numbers: keep the real and imaginary parts as two tensors"),
         ("cdouble", "complex128", "minigrad has no complex numbers: keep the real and imaginary parts as two tensors")):
