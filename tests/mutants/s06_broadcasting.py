@@ -73,4 +73,62 @@ def unbroadcast(grad, shape):
         lost={"matmul_shared", "composite_grads"},
         feedback={"matmul_shared": "shared by all 3 matrices of the batch"},
     ),
+    # -- what the worksheet says, checked (issue 28) ----------------------------------------------
+    Mutant(
+        "unbroadcast_in_numpy",
+        {"unbroadcast": """
+def unbroadcast(grad, shape):
+    array = grad.detach().numpy()
+    shape = tuple(shape)
+    array = array.sum(axis=tuple(range(array.ndim - len(shape))))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and array.shape[i] != 1)
+    if axes:
+        array = array.sum(axis=axes, keepdims=True)
+    return minigrad.tensor(array, dtype=grad.dtype)
+"""},
+        lost={"unbroadcast_leading", "unbroadcast_ones"} | EVERYTHING_AFTER_UNBROADCAST,
+        feedback={"unbroadcast_leading": "it went through NumPy", "unbroadcast_ones": "gradgradcheck fails"},
+    ),
+    Mutant(
+        "unbroadcast_averages_the_stretched_dimensions",
+        edit("unbroadcast", "grad = grad.sum(dim=stretched, keepdim=True)", "grad = grad.mean(dim=stretched, keepdim=True)"),
+        lost={"unbroadcast_ones"} | EVERYTHING_AFTER_UNBROADCAST,
+        feedback={"unbroadcast_ones": "divided by 4: you averaged (mean) where the gradients must be added"},
+    ),
+    Mutant(
+        "unbroadcast_averages_the_leading_dimensions",
+        edit("unbroadcast", "grad = grad.sum(dim=tuple(range(lead)))", "grad = grad.mean(dim=tuple(range(lead)))"),
+        lost={"unbroadcast_leading", "unbroadcast_ones"} | EVERYTHING_AFTER_UNBROADCAST,
+        feedback={"unbroadcast_leading": "divided by 2: you averaged (mean)"},
+    ),
+    Mutant(
+        "mul_keeps_its_inputs_as_ctx_attributes",
+        {"add_mul": edit("add_mul", "ctx.save_for_backward(a, b)\n        return a * b",
+                         "ctx.a, ctx.b = a, b\n        return a * b")["add_mul"].replace(
+            "a, b = ctx.saved_tensors", "a, b = ctx.a, ctx.b")},
+        lost={"mul_grads", "composite_grads"},
+        feedback={"mul_grads": "you kept it as ctx.a"},
+    ),
+    Mutant(
+        "matmul_keeps_its_inputs_as_ctx_attributes",
+        {"batched_matmul": edit("batched_matmul", "ctx.save_for_backward(a, b)", "ctx.a, ctx.b = a, b")[
+            "batched_matmul"].replace("a, b = ctx.saved_tensors", "a, b = ctx.a, ctx.b")},
+        lost={"matmul_shared", "matmul_batched", "composite_grads"},
+        feedback={"matmul_shared": "you kept it as ctx.a", "matmul_batched": "you kept it as ctx.a"},
+    ),
+    Mutant(
+        "mul_gradients_through_numpy",
+        edit("add_mul", "return unbroadcast(grad * b, a.shape), unbroadcast(grad * a, b.shape)",
+             "grad_a = minigrad.tensor(grad.numpy() * b.detach().numpy())\n"
+             "        grad_b = minigrad.tensor(grad.numpy() * a.detach().numpy())\n"
+             "        return unbroadcast(grad_a, a.shape), unbroadcast(grad_b, b.shape)"),
+        lost={"mul_grads", "composite_grads"},
+        feedback={"mul_grads": "gradgradcheck fails for BroadcastMul"},
+    ),
+    Mutant(
+        "matmul_returns_a_tuple",
+        edit("batched_matmul", "return a @ b", "return (a @ b,)"),
+        lost={"matmul_shared", "matmul_batched", "composite_grads"},
+        feedback={"matmul_shared": "returned a tuple of 1 (Tensor), where one tensor was expected"},
+    ),
 ]

@@ -17,7 +17,8 @@ import numpy as np
 import minigrad
 from minigrad.autograd import Function
 from minigrad.autograd import grad as autograd_grad
-from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
+from minigrad.course.checks import Check, Finding, Stage, Verdict, clip, close, expect_tensor, fmt
+from minigrad.course.stages.s05_custom_functions import _version_check, _version_problem
 from minigrad.ops.broadcast import sum_to
 
 F64 = minigrad.float64
@@ -33,8 +34,10 @@ def _const(rng: np.random.Generator, shape) -> minigrad.Tensor:
 
 
 def _apply(ns: dict, name: str):
+    """``ns[name].apply``, refusing (with a ``Finding`` that says so) anything but a tensor as its result."""
     fn = ns[name]
-    return getattr(fn, "apply", fn)
+    apply = getattr(fn, "apply", fn)
+    return lambda *args: expect_tensor(apply(*args), f"{name}.apply(...)")
 
 
 def _error(e: BaseException) -> str:
@@ -60,8 +63,11 @@ def _run_function(ns: dict, name: str, inputs: list, g: minigrad.Tensor) -> dict
         out = _apply(ns, name)(*inputs)
         raw = ns[name].backward(out.grad_fn, g)
         raw = list(raw) if isinstance(raw, tuple) else [raw]
+        for i, r in enumerate(raw):
+            if r is not None:
+                expect_tensor(r, f"{name}.backward's gradient {i}")
         engine = list(autograd_grad(out, inputs, g, allow_unused=True))
-    except NotImplementedError:
+    except (NotImplementedError, Finding):
         raise
     except Exception as e:  # noqa: BLE001 - a shape error is an expected mistake here
         return {"error": _error(e)}
@@ -75,7 +81,23 @@ ONES_CASES = [((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 4)), ((2, 3, 4), (2, 1, 4)), 
               ((4, 3), (4, 1)), ((3, 1, 5), (3, 1, 1))]
 
 
-def _probe_unbroadcast(ns: dict, rng: np.random.Generator, cases) -> list:
+def _random_leading(rng: np.random.Generator) -> tuple:
+    """A gradient shape and an input shape that broadcasting only extended on the left."""
+    grad_shape = tuple(int(n) for n in rng.integers(2, 5, int(rng.integers(2, 5))))
+    return grad_shape, grad_shape[int(rng.integers(1, len(grad_shape))):]
+
+
+def _random_ones(rng: np.random.Generator) -> tuple:
+    """A gradient shape and an input shape with stretched 1s (and maybe fewer dimensions)."""
+    grad_shape = tuple(int(n) for n in rng.integers(2, 5, int(rng.integers(2, 5))))
+    shape = list(grad_shape[int(rng.integers(0, len(grad_shape) - 1)):])
+    ones = rng.choice(len(shape), int(rng.integers(1, len(shape) + 1)), replace=False)
+    for i in ones:
+        shape[i] = 1
+    return grad_shape, tuple(shape)
+
+
+def _probe_unbroadcast(ns: dict, rng: np.random.Generator, cases) -> dict:
     results = []
     for grad_shape, shape in cases:
         g = _const(rng, grad_shape)
@@ -86,21 +108,39 @@ def _probe_unbroadcast(ns: dict, rng: np.random.Generator, cases) -> list:
         except Exception as e:  # noqa: BLE001
             results.append({"grad_shape": list(grad_shape), "shape": list(shape), "error": _error(e)})
             continue
+        out = expect_tensor(out, f"unbroadcast(grad of shape {list(grad_shape)}, {tuple(shape)})")
         results.append({"grad_shape": list(grad_shape), "shape": list(shape), "out_shape": list(out.shape),
-                        "out": out})
-    return results
+                        "out": out, "grad": g})
+    return {"cases": results, "differentiable": _differentiable(ns, rng, cases[0])}
 
 
-def probe_leading(ns: dict, rng: np.random.Generator) -> list:
-    return _probe_unbroadcast(ns, rng, LEADING_CASES)
+def _differentiable(ns: dict, rng: np.random.Generator, case) -> dict:
+    """Whether unbroadcast's result can be differentiated again (stage 09 needs it): it must be made
+    of tensor operations, so that it has a history when its input requires grad, and its own gradient
+    (gradgradcheck's question) must be right."""
+    grad_shape, shape = case
+    g = _leaf(rng, grad_shape)
+    w = _const(rng, shape)
+    try:
+        out = ns["unbroadcast"](g, shape)
+        if not isinstance(out, minigrad.Tensor) or out.grad_fn is None:
+            return {"history": False}
+        (gg,) = autograd_grad((out * w).sum(), g, allow_unused=True)
+    except Exception as e:  # noqa: BLE001 - the values are judged elsewhere; this asks one question
+        return {"history": True, "error": _error(e)}
+    return {"history": True, "grad": gg}
 
 
-def probe_ones(ns: dict, rng: np.random.Generator) -> list:
-    return _probe_unbroadcast(ns, rng, ONES_CASES)
+def probe_leading(ns: dict, rng: np.random.Generator) -> dict:
+    return _probe_unbroadcast(ns, rng, LEADING_CASES + [_random_leading(rng), _random_leading(rng)])
 
 
-def _judge_unbroadcast(mine: list, ref: list, advice: str) -> Verdict:
-    for m, r in zip(mine, ref):
+def probe_ones(ns: dict, rng: np.random.Generator) -> dict:
+    return _probe_unbroadcast(ns, rng, ONES_CASES + [_random_ones(rng), _random_ones(rng)])
+
+
+def _judge_unbroadcast(mine: dict, ref: dict, advice: str) -> Verdict:
+    for m, r in zip(mine["cases"], ref["cases"]):
         call = f"unbroadcast(grad of shape {r['grad_shape']}, {tuple(r['shape'])})"
         if "error" in m:
             return Verdict(False, f"{call} raised {m['error']}")
@@ -112,8 +152,35 @@ def _judge_unbroadcast(mine: list, ref: list, advice: str) -> Verdict:
                                       "size-1 dimensions")
             return Verdict(False, f"{call} returned shape {m['out_shape']}, expected {want}. {advice}")
         if not close(m["out"], r["out"]):
+            got, want = np.asarray(m["out"], dtype=np.float64), np.asarray(r["out"], dtype=np.float64)
+            ratio = np.divide(got, want, out=np.full(got.shape, np.nan), where=np.abs(want) > 1e-9)
+            scale = float(np.nanmean(ratio)) if np.isfinite(ratio).any() else 1.0
+            uses = round(1 / scale) if scale > 0 else 0
+            if uses > 1 and close(got * uses, want):
+                return Verdict(False, f"{call} has the right shape, and the values {fmt(m['out'])} are the expected "
+                                      f"{fmt(r['out'])} divided by {uses}: you averaged (mean) where the gradients "
+                                      "must be added. Each element of the input receives one gradient from every "
+                                      "place it was used in, and its gradient is their sum: use .sum(...), not "
+                                      ".mean(...)")
+            if np.allclose(ratio[np.isfinite(ratio)], scale, rtol=1e-6) and not np.isclose(scale, 1.0):
+                return Verdict(False, f"{call} has the right shape, and its values are the expected ones times "
+                                      f"{np.nanmean(ratio):.4g}: the axes are right, the scale is not (grad's "
+                                      "entries must be added up as they are: no mean, no factor)")
             return Verdict(False, f"{call} has the right shape but the values {fmt(m['out'])}, expected "
                                   f"{fmt(r['out'])}: you summed over the wrong axes. {advice}")
+    diff = mine["differentiable"]
+    if not diff["history"]:
+        return Verdict(False, "unbroadcast(grad, shape) of a grad that requires grad returned a tensor with no "
+                              "history (no grad_fn): it went through NumPy (.numpy(), np.sum...) and back. A "
+                              "gradient computed that way cannot be differentiated again (gradgradcheck fails, "
+                              "and stage 09 needs it): use tensor operations, grad.sum(dim=..., keepdim=True)")
+    if "error" in diff:
+        return Verdict(False, f"differentiating unbroadcast's result again raised {diff['error']}: use tensor "
+                              "operations only (grad.sum(dim=..., keepdim=True)), so that its gradient exists")
+    if diff["grad"] is None or not close(diff["grad"], ref["differentiable"]["grad"]):
+        return Verdict(False, "the gradient of unbroadcast's result with respect to grad is wrong "
+                              "(gradgradcheck's question): use tensor operations only, grad.sum(dim=..., "
+                              "keepdim=True)")
     return Verdict(True)
 
 
@@ -130,15 +197,68 @@ def judge_ones(mine: list, ref: list) -> Verdict:
 
 
 # -- BroadcastAdd and BroadcastMul -------------------------------------------------------
-def _probe_binary(ns: dict, rng: np.random.Generator, name: str, cases) -> list:
+def _random_pair(rng: np.random.Generator) -> tuple:
+    """Two shapes that broadcast together: each dimension of the result kept by one or both, or
+    stretched from 1, and one of them maybe shorter."""
+    out = [int(n) for n in rng.integers(2, 5, int(rng.integers(2, 4)))]
+    a, b = [], []
+    for n in out:
+        kind = int(rng.integers(0, 3))  # 0: both n; 1: a stretched; 2: b stretched
+        a.append(1 if kind == 1 else n)
+        b.append(1 if kind == 2 else n)
+    if a == out and b == out:
+        b[0] = 1
+    return tuple(a), tuple(b[int(rng.integers(0, len(b))):] or b)
+
+
+def _probe_binary(ns: dict, rng: np.random.Generator, name: str, cases) -> dict:
     results = []
-    for shape_a, shape_b in cases:
+    for shape_a, shape_b in list(cases) + [_random_pair(rng)]:
         a, b = _leaf(rng, shape_a), _leaf(rng, shape_b)
         out_shape = np.broadcast_shapes(shape_a, shape_b)
         g = _const(rng, out_shape)
         results.append({"a": a, "b": b, "g": g, "shapes": [list(shape_a), list(shape_b)],
                         "out_shape": list(out_shape), **_run_function(ns, name, [a, b], g)})
-    return results
+    return {"cases": results, **_saved_and_twice(ns, rng, name, ((3, 1), (4,)))}
+
+
+def _saved_and_twice(ns: dict, rng: np.random.Generator, name: str, shapes) -> dict:
+    """Whether the Function's backward notices an input changed in place (it does for tensors kept with
+    save_for_backward), and whether its gradient can be differentiated again (gradgradcheck)."""
+    from minigrad.autograd import gradgradcheck
+
+    apply = _apply(ns, name)
+    a, b = _leaf(rng, shapes[0]), _leaf(rng, shapes[1])
+    try:
+        version = {"a": _version_check(lambda: apply(a, b), [a, b], a)}
+        a, b = _leaf(rng, shapes[0]), _leaf(rng, shapes[1])
+        version["b"] = _version_check(lambda: apply(a, b), [a, b], b)
+    except (NotImplementedError, Finding):
+        raise
+    except Exception as e:  # noqa: BLE001 - judged by the values already
+        version = {"error": _error(e)}
+    a, b = _leaf(rng, shapes[0]), _leaf(rng, shapes[1])
+    try:
+        twice = bool(gradgradcheck(apply, (a, b), raise_exception=False))
+    except (NotImplementedError, Finding):
+        raise
+    except Exception as e:  # noqa: BLE001
+        twice = _error(e)
+    return {"version": version, "twice": twice}
+
+
+def _saved_and_twice_problem(name: str, mine: dict, ref: dict) -> Verdict:
+    if "error" not in mine["version"] and "error" not in ref["version"]:
+        for label in ("a", "b"):
+            problem = _version_problem(name, label, mine["version"][label], ref["version"][label])
+            if problem:
+                return Verdict(False, problem)
+    if ref["twice"] is True and mine["twice"] is not True:
+        said = f" (it raised {mine['twice']})" if isinstance(mine["twice"], str) else ""
+        return Verdict(False, f"gradgradcheck fails for {name}{said}: its backward's gradients cannot be "
+                              "differentiated again. Compute them with tensor operations only (no .numpy(), no "
+                              "NumPy functions), through unbroadcast")
+    return Verdict(True)
 
 
 ADD_CASES = [((2, 3, 4), (3, 1)), ((5, 1), (1, 4))]
@@ -153,8 +273,8 @@ def probe_mul(ns: dict, rng: np.random.Generator) -> list:
     return _probe_binary(ns, rng, "BroadcastMul", MUL_CASES)
 
 
-def _judge_binary(mine: list, ref: list, name: str, symbol: str) -> Verdict:
-    for m, r in zip(mine, ref):
+def _judge_binary(mine: dict, ref: dict, name: str, symbol: str) -> Verdict:
+    for m, r in zip(mine["cases"], ref["cases"]):
         shape_a, shape_b = r["shapes"]
         where = f"{name}.apply(a, b) with a {shape_a} and b {shape_b}"
         if "error" in m:
@@ -193,7 +313,7 @@ def _judge_binary(mine: list, ref: list, name: str, symbol: str) -> Verdict:
                                           "gradient backward receives): multiply "
                                           f"by the other operand before summing")
             return Verdict(False, f"{where}: the gradient for {label} is {fmt(got)}, expected {fmt(want)}")
-    return Verdict(True)
+    return _saved_and_twice_problem(name, mine, ref)
 
 
 def judge_add(mine: list, ref: list) -> Verdict:
@@ -212,26 +332,33 @@ MATMUL_HINT = ("For C = A @ B with A (n, k), B (k, m), and grad_C the gradient b
                "(k, n) @ (n, m) = (k, m); transpose the last two dimensions with .transpose(-1, -2)")
 
 
-def _probe_matmul(ns: dict, rng: np.random.Generator, cases) -> list:
+def _probe_matmul(ns: dict, rng: np.random.Generator, cases) -> dict:
     results = []
     for shape_a, shape_b in cases:
         a, b = _leaf(rng, shape_a), _leaf(rng, shape_b)
         out_shape = np.broadcast_shapes(shape_a[:-2], shape_b[:-2]) + (shape_a[-2], shape_b[-1])
         g = _const(rng, out_shape)
         results.append({"shapes": [list(shape_a), list(shape_b)], **_run_function(ns, "BatchedMatMul", [a, b], g)})
-    return results
+    return {"cases": results, **_saved_and_twice(ns, rng, "BatchedMatMul", ((2, 3, 2), (2, 4)))}
 
 
-def probe_matmul_shared(ns: dict, rng: np.random.Generator) -> list:
-    return _probe_matmul(ns, rng, SHARED_CASES)
+def _sizes(rng: np.random.Generator, count: int) -> list:
+    """``count`` distinct sizes from 2 to 6, so that a transposed operand shows in the shapes."""
+    return [int(n) for n in rng.choice(np.arange(2, 7), count, replace=False)]
 
 
-def probe_matmul_batched(ns: dict, rng: np.random.Generator) -> list:
-    return _probe_matmul(ns, rng, BATCHED_CASES)
+def probe_matmul_shared(ns: dict, rng: np.random.Generator) -> dict:
+    batch, n, k, m = _sizes(rng, 4)
+    return _probe_matmul(ns, rng, SHARED_CASES + [((batch, n, k), (k, m)), ((2, batch, n, k), (k, m))])
 
 
-def judge_matmul(mine: list, ref: list) -> Verdict:
-    for m, r in zip(mine, ref):
+def probe_matmul_batched(ns: dict, rng: np.random.Generator) -> dict:
+    batch, n, k, m = _sizes(rng, 4)
+    return _probe_matmul(ns, rng, BATCHED_CASES + [((batch, n, k), (batch, k, m)), ((n, k), (batch, k, m))])
+
+
+def judge_matmul(mine: dict, ref: dict) -> Verdict:
+    for m, r in zip(mine["cases"], ref["cases"]):
         shape_a, shape_b = r["shapes"]
         where = f"BatchedMatMul.apply(a, b) with a {shape_a} and b {shape_b}"
         if "error" in m:
@@ -254,7 +381,7 @@ def judge_matmul(mine: list, ref: list) -> Verdict:
             if not close(got, want):
                 return Verdict(False, f"{where}: the gradient for {label} is {fmt(got)}, expected {fmt(want)}. "
                                       f"{MATMUL_HINT}")
-    return Verdict(True)
+    return _saved_and_twice_problem("BatchedMatMul", mine, ref)
 
 
 # -- all three together --------------------------------------------------------------------
