@@ -4,9 +4,10 @@
     open [DIR]                      JupyterLab at the course's root, on lesson 00
     build [--check] [--root PATH]   write exercises/ from solutions/
     strip PATH...                   strip outputs from notebooks, in place
+    mutate [--stages 04] [--report] mutation testing of the stages' checks (minigrad/course/mutation.py)
 
 Exit codes: 0 ok; 1 ``build --check`` found stale exercises, or a solution
-notebook is malformed; 2 usage error (bad arguments, no course root found).
+notebook is malformed, or ``mutate`` found a survivor not justified in AUTHORING.md; 2 usage error (bad arguments, no course root found).
 The builder is imported only when a command runs, so ``--help`` is instant.
 """
 from __future__ import annotations
@@ -98,6 +99,18 @@ def _parser() -> argparse.ArgumentParser:
         "A folder stands for every .ipynb file below it.",
     )
     strip.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="notebook or folder")
+
+    mutate = commands.add_parser(
+        "mutate",
+        help="mutation testing: does every small change to a solution lose points in its part?",
+        description="Mutate each graded cell of solutions/NN_*.ipynb (operators: minigrad/course/mutation.py), "
+        "run each mutant as the grader runs the worksheet, and print per stage: generated, equivalent (same "
+        "observations as the solution at several seeds), killed (its part lost points) and survived, with the "
+        "survivors. Exit 1 when a survivor is not justified in minigrad/course/AUTHORING.md.",
+    )
+    from minigrad.course.mutation import add_arguments
+
+    add_arguments(mutate)
     return parser
 
 
@@ -118,6 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _open(parser, args.dir, [*args.jupyter_args, *extra])
     if args.command == "build":
         return _build(parser, args.root, args.check)
+    if args.command == "mutate":
+        from minigrad.course.mutation import run_cli
+
+        return run_cli(args)
     return _strip(parser, args.paths)
 
 
