@@ -30,7 +30,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install needed
 import minigrad  # noqa: E402
-from bench_suite import custom_function_case, custom_function_mygrad, mul_add_sum_case, mul_add_sum_mygrad, mygrad  # noqa: E402
+from bench_suite import (  # noqa: E402
+    custom_function_case, custom_function_mygrad, load_mygrad, mul_add_sum_case, mul_add_sum_mygrad,
+)
 
 
 class BareTensor:
@@ -155,6 +157,7 @@ bare = SimpleNamespace(
 def main() -> None:
     cases = (("custom Function y=2x fwd+bwd", custom_function_case, custom_function_mygrad),
              ("(x*y+z).sum().backward()", mul_add_sum_case, mul_add_sum_mygrad))
+    mygrad = load_mygrad()  # None when MyGrad is not installed: its column stays empty
     print(f"{'case':32s} {'minigrad':>10s} {'bare':>10s} {'mygrad':>10s}   mg/bare  bare/mygrad  mg/mygrad")
     for label, make_case, make_mygrad in cases:
         makers = {"minigrad": lambda: make_case(minigrad), "bare": lambda: make_case(bare)}

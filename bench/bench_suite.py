@@ -1,10 +1,11 @@
 """End-to-end benchmark: minigrad side by side with hand-written NumPy, PyTorch CPU and MyGrad.
 
-    python bench/bench_suite.py                   # full sizes, ~15 interleaved repetitions
+    python bench/bench_suite.py                   # full sizes, 15 repetitions in 3 rounds of processes
     python bench/bench_suite.py --quick           # tiny sizes, 1-2 repetitions: a smoke test (< 1 min)
     python bench/bench_suite.py --json out.json   # also write every measurement as JSON
     python bench/bench_suite.py --only mlp,cnn    # a subset of: overhead, mlp, cnn, startup, deep,
                                                   # kernels, grading
+    python bench/bench_suite.py --threads 1       # every thread pool of every process pinned to 1 thread
 
 Workloads (in this order):
 
@@ -41,16 +42,18 @@ Workloads (in this order):
    The learner must get full marks on every stage, else the workload is aborted.
    ``--quick``: stages 02 and 05 only, one run.
 
-Method (as in bench_kernels.py): every implementation starts from the same
-weights and sees the same batches. Before timing, one step of each is compared
-(loss and every gradient); if they disagree the workload is aborted with a
-message and the run carries on with the next one. Each implementation is run
-for warm-up, then the repetitions are interleaved (minigrad, numpy, torch,
-mygrad, minigrad, ...) so that drifts hit all alike. We report the median, min and max,
-and the ratio minigrad/other computed per repetition and summarised by the
-median (< 1: minigrad is faster). (kernels and grading time subprocesses and
-have their own checks: bench_kernels must exit 0; the grader must give the
-reference solutions full marks.)
+Method: every implementation starts from the same weights and sees the same batches. Each framework
+(minigrad, NumPy, torch, MyGrad) is timed in a process of its own, this script run with ``--worker``,
+one process at a time, so no framework's thread pools (OpenBLAS's threads spin on after a matmul) slow
+another's: a process per framework per workload, in 3 rounds for overhead, mlp and cnn (each round
+starts with the next framework; the repetitions are shared out among the rounds), 1 for deep; ``--quick``
+runs all of a framework's workloads in one process. Each process computes one step (loss and every
+gradient) before timing, warms up, times its repetitions and writes them as JSON; the suite compares the
+steps with minigrad's, and if they disagree the workload is aborted with a message (its times
+discarded) and the run carries on with the next one. We report the median, min and max over all
+repetitions, and the ratio minigrad/other: per round, minigrad's median over the other's, summarised by
+the median over the rounds (< 1: minigrad is faster). (kernels and grading time subprocesses and have
+their own checks: bench_kernels must exit 0; the grader must give the reference solutions full marks.)
 
 PyTorch and MyGrad (``pip install mygrad``, or the ``[bench]`` extra) are
 optional: a missing one's column is skipped. MyGrad runs as it ships (memory
@@ -58,14 +61,18 @@ guard on); it has no modules, so its models are written as functions of
 their weights (dense weights stored (in, out): a layer is one matmul, one add),
 and its custom op is an ``Operation`` subclass run with ``mygrad.execute_op``.
 
-The thread environment is left as it is and recorded (OPENBLAS_NUM_THREADS,
-OMP_NUM_THREADS, MKL_NUM_THREADS, the BLAS pools threadpoolctl sees, torch's
-and numba's thread counts).
+Threads: by default each process keeps the environment's thread settings (each framework alone with its
+threads); ``--threads N`` pins every pool (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS,
+NUMBA_NUM_THREADS, torch.set_num_threads) to N threads in every process the suite starts. Either way each
+worker records its settings (the variables, the BLAS pools threadpoolctl sees, torch's and numba's
+thread counts) under ``meta.worker_threads``.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.metadata
+import importlib.util
 import itertools
 import json
 import math
@@ -91,20 +98,43 @@ import minigrad  # noqa: E402
 import minigrad.nn as mnn  # noqa: E402
 import minigrad.nn.functional as MF  # noqa: E402
 
-try:
-    import torch
-    import torch.nn.functional as TF
-except Exception:  # not installed, or broken: the torch column stays empty
-    torch = None
+torch = TF = None  # imported by the torch worker only (load_torch): no other process loads torch's libraries
 
-try:  # MyGrad (pip install mygrad, or the [bench] extra): the best-known pure-Python/NumPy autograd
-    import mygrad
-    from mygrad.nnet.activations import relu as mygrad_relu
-    from mygrad.nnet.layers import conv_nd as mygrad_conv
-    from mygrad.nnet.losses import softmax_crossentropy as mygrad_cross_entropy
-    from mygrad.operation_base import Operation as MygradOperation
-except Exception:  # not installed, or broken: the mygrad column stays empty
-    mygrad = None
+
+def load_torch():
+    """Import torch into this process (a torch worker); None when it is not installed or broken."""
+    global torch, TF
+    if torch is None:
+        try:
+            import torch as _torch
+            import torch.nn.functional as _tf
+        except Exception:  # not installed, or broken: the torch column stays empty
+            return None
+        torch, TF = _torch, _tf
+    return torch
+
+
+mygrad = mygrad_relu = mygrad_conv = mygrad_cross_entropy = MygradOperation = None  # see load_mygrad
+
+
+def load_mygrad():
+    """Import MyGrad (``pip install mygrad``, or the [bench] extra: the best-known pure-Python/NumPy autograd) into
+    this process, a mygrad worker: importing it takes seconds, so no other process does. None when it is not
+    installed or broken (its column stays empty)."""
+    global mygrad, mygrad_relu, mygrad_conv, mygrad_cross_entropy, MygradOperation
+    if mygrad is None:
+        try:
+            import mygrad as _mygrad
+            from mygrad.nnet.activations import relu
+            from mygrad.nnet.layers import conv_nd
+            from mygrad.nnet.losses import softmax_crossentropy
+            from mygrad.operation_base import Operation
+        except Exception:
+            return None
+        mygrad, mygrad_relu, mygrad_conv, mygrad_cross_entropy, MygradOperation = (
+            _mygrad, relu, conv_nd, softmax_crossentropy, Operation)
+    return mygrad
+
 
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
                "NUMBA_CACHE_DIR")
@@ -129,20 +159,26 @@ def run_timed(fn, inner: int) -> float:
     return (time.perf_counter() - t0) / inner
 
 
-def measure(impls: dict, reps: int, inner: int, warmup: int = 2) -> dict:
-    """Warm up, then time the callables interleaved; seconds per call."""
+def time_reps(fn, reps: int, inner: int, warmup: int = 2) -> list[float]:
+    """Warm up, then ``reps`` timings of ``inner`` calls each; seconds per call (in a worker process)."""
     for _ in range(warmup):
-        for fn in impls.values():
-            run_timed(fn, inner)
-    times = {name: [] for name in impls}
-    for _ in range(reps):
-        for name, fn in impls.items():
-            times[name].append(run_timed(fn, inner))
-    out = {name: dict(median=statistics.median(t), min=min(t), max=max(t), reps=len(t), inner=inner)
-           for name, t in times.items()}
-    for other in impls:
-        if other != "minigrad" and "minigrad" in impls:
-            out[f"minigrad/{other}"] = statistics.median(m / o for m, o in zip(times["minigrad"], times[other]))
+        run_timed(fn, inner)
+    return [run_timed(fn, inner) for _ in range(reps)]
+
+
+def combine(rounds: dict[str, list[list[float]]], inner: int) -> dict:
+    """Every framework's seconds per call, one list per round (each round a process of its own): median, min and
+    max over all repetitions, and ``minigrad/other``: per round, minigrad's median over the other's, then the
+    median of those ratios over the rounds."""
+    out = {}
+    for name, per_round in rounds.items():
+        t = [x for r in per_round for x in r]
+        out[name] = dict(median=statistics.median(t), min=min(t), max=max(t), reps=len(t), inner=inner,
+                         rounds=len(per_round))
+    for other in rounds:
+        if other != "minigrad" and "minigrad" in rounds:
+            out[f"minigrad/{other}"] = statistics.median(statistics.median(m) / statistics.median(o)
+                                                         for m, o in zip(rounds["minigrad"], rounds[other]))
     return out
 
 
@@ -311,25 +347,36 @@ def mul_add_sum_mygrad():
     return step, result
 
 
+OVERHEAD_CASES = (("custom_function", "custom Function y=2x fwd+bwd", custom_function_case, custom_function_numpy,
+                   custom_function_mygrad, {"y": [3.0], "grad": [2.0]}),
+                  ("mul_add_sum", "(x*y+z).sum().backward()", mul_add_sum_case, mul_add_sum_numpy, mul_add_sum_mygrad,
+                   {"g0": [-2.0], "g1": [1.5], "g2": [1.0]}))
+
+
+def as_lists(arrays: dict) -> dict:
+    return {k: np.asarray(v, dtype=np.float64).tolist() for k, v in arrays.items()}
+
+
+def worker_overhead(fw: str, cfg) -> dict:
+    """Workload 1 in one framework's process: each case's result (for the check), then its timings."""
+    out = {}
+    for key, _, make_case, make_numpy, make_mygrad, _ in OVERHEAD_CASES:
+        make = {"minigrad": lambda: make_case(minigrad), "numpy": make_numpy, "torch": lambda: make_case(torch),
+                "mygrad": make_mygrad}[fw]
+        step, result = make()
+        out[key] = dict(check=as_lists(result()), times=time_reps(step, cfg.reps_per_round, cfg.inner_us))
+    return out
+
+
 def workload_overhead(cfg) -> dict:
+    runs = run_rounds("overhead", cfg)
     results = {}
-    cases = (("custom_function", "custom Function y=2x fwd+bwd", custom_function_case, custom_function_numpy,
-              custom_function_mygrad, {"y": [3.0], "grad": [2.0]}),
-             ("mul_add_sum", "(x*y+z).sum().backward()", mul_add_sum_case, mul_add_sum_numpy, mul_add_sum_mygrad,
-              {"g0": [-2.0], "g1": [1.5], "g2": [1.0]}))
-    for key, label, make_case, make_numpy, make_mygrad, closed_form in cases:
-        makers = {"minigrad": lambda: make_case(minigrad), "numpy": make_numpy}
-        if torch is not None:
-            makers["torch"] = lambda: make_case(torch)
-        if mygrad is not None:
-            makers["mygrad"] = make_mygrad
-        impls = {}
-        for name, make in makers.items():
-            step, result = make()
-            # each against the closed form, hence against each other
-            check_close(f"{label}: {name} vs the closed form", result(), closed_form, 1e-6, 1e-6)
-            impls[name] = step
-        results[key] = measure(impls, cfg.reps, cfg.inner_us)
+    for key, label, _, _, _, closed_form in OVERHEAD_CASES:
+        for name, outs in runs.items():  # each against the closed form, hence against each other
+            for out in outs:
+                check_close(f"{label}: {name} vs the closed form", out[key]["check"], closed_form, 1e-6, 1e-6)
+        results[key] = combine({name: [out[key]["times"] for out in outs] for name, outs in runs.items()},
+                               cfg.inner_us)
         print_row(label, results[key])
     return dict(unit="seconds per iteration (forward+backward; numpy: the same arithmetic by hand, no graph)",
                 cases=results)
@@ -511,65 +558,65 @@ def framework_step(lib, functional, model, batches_np: list, lr: float):
     return step
 
 
-def make_step_fns(mg_model, np_model, t_model, my_model, batches_np, lr):
-    """One training step per call for each framework, cycling through the same batches."""
+def numpy_step(model, batches_np: list, lr: float):
+    """One step per call of a hand-written NumPy model, cycling through the batches."""
     calls = itertools.count()
 
-    def np_step():
+    def step():
         x, y = batches_np[next(calls) % len(batches_np)]
-        np_model.step(x, y, lr)
+        model.step(x, y, lr)
 
-    impls = {"minigrad": framework_step(minigrad, MF, mg_model, batches_np, lr), "numpy": np_step}
-    if t_model is not None:
-        impls["torch"] = framework_step(torch, TF, t_model, batches_np, lr)
-    if my_model is not None:
-        impls["mygrad"] = mygrad_step(my_model, batches_np, lr)
-    return impls
+    return step
 
 
-def time_training_step(label: str, build, numpy_model, mygrad_forward, weights: list, batches: list, lr: float,
-                       cfg) -> dict:
-    """Load the same weights into minigrad, NumPy, torch and MyGrad, check one step agrees, time interleaved steps."""
-    mg_model = build(mnn)
-    load_into(mg_model.parameters(), weights, mg=True)
-    np_model = numpy_model(weights)
-    t_model = None
-    if torch is not None:
-        t_model = build(torch.nn)
-        load_into(t_model.parameters(), weights, mg=False)
-    my_model = MygradModel(weights, mygrad_forward) if mygrad is not None else None
-    diff = check_one_step(label, mg_model, np_model, t_model, my_model, *batches[0])
-    stats = measure(make_step_fns(mg_model, np_model, t_model, my_model, batches, lr=lr), cfg.reps, cfg.inner_step)
-    stats["batch"] = len(batches[0][0])
+def worker_training_step(fw: str, build, numpy_model, mygrad_forward, weights: list, batches: list, lr: float,
+                         cfg) -> dict:
+    """In one framework's process: load the shared weights, compute one step's loss and gradients (for the check,
+    in torch's layout) from the first batch, then time steps over the batches."""
+    x, y = batches[0]
+    check = {}
+    if fw in ("minigrad", "torch"):
+        lib, nn_lib, functional = (minigrad, mnn, MF) if fw == "minigrad" else (torch, torch.nn, TF)
+        model = build(nn_lib)
+        load_into(model.parameters(), weights, mg=fw == "minigrad")
+        model.zero_grad()
+        loss = functional.cross_entropy(model(lib.from_numpy(x.copy())), lib.from_numpy(y.copy()))
+        loss.backward()
+        check = dict(loss=loss.item(), grads=[p.grad.numpy().tolist() for p in model.parameters()],
+                     names=[n for n, _ in model.named_parameters()])
+        model.zero_grad()
+        step = framework_step(lib, functional, model, batches, lr)
+    elif fw == "numpy":
+        model = numpy_model(weights)
+        loss, grads = model.loss_and_grads(x, y)
+        check = dict(loss=loss, grads=[g.tolist() for g in grads])
+        step = numpy_step(model, batches, lr)
+    else:
+        model = MygradModel(weights, mygrad_forward)
+        loss = model.loss(mygrad.tensor(x, constant=True), y)
+        loss.backward()
+        check = dict(loss=loss.item(), grads=[g.tolist() for g in model.grads()])
+        step = mygrad_step(model, batches, lr)
+    return dict(check=check, batch=len(x), times=time_reps(step, cfg.reps_per_round, cfg.inner_step))
+
+
+def training_row(label: str, key: str, runs: dict, cfg, rtol=2e-4, atol=2e-5) -> dict:
+    """One case of the mlp or cnn workload from every framework's processes: the loss and every gradient of one
+    step, from the same weights and batch, must agree with minigrad's (else Disagree); then the statistics."""
+    mine = runs["minigrad"][0][key]["check"]
+    names = mine["names"]
+    got = {"loss": mine["loss"], **{f"grad {n}": g for n, g in zip(names, mine["grads"])}}
+    diff = {}
+    for name, outs in runs.items():
+        for out in outs if name != "minigrad" else ():
+            other = out[key]["check"]
+            want = {"loss": other["loss"], **{f"grad {n}": g for n, g in zip(names, other["grads"])}}
+            diff[name] = max(diff.get(name, 0.0), check_close(f"{label}: minigrad vs {name}", got, want, rtol, atol))
+    stats = combine({name: [out[key]["times"] for out in outs] for name, outs in runs.items()}, cfg.inner_step)
+    stats["batch"] = runs["minigrad"][0][key]["batch"]
     stats["max_abs_diff"] = diff
     print_row(label, stats)
     return stats
-
-
-def check_one_step(name, mg_model, np_model, t_model, my_model, x, y, rtol=2e-4, atol=2e-5):
-    """Loss and every gradient of one step, from the same weights and batch, must agree."""
-    mg_model.zero_grad()
-    loss = MF.cross_entropy(mg_model(minigrad.from_numpy(x.copy())), minigrad.from_numpy(y.copy()))
-    loss.backward()
-    got = {"loss": loss.item()}
-    got.update({f"grad {n}": p.grad.numpy().copy() for n, p in mg_model.named_parameters()})
-    names = [n for n, _ in mg_model.named_parameters()]
-    np_loss, np_grads = np_model.loss_and_grads(x, y)
-    want = {"loss": np_loss, **{f"grad {n}": g for n, g in zip(names, np_grads)}}
-    diff = {"numpy": check_close(f"{name}: minigrad vs numpy", got, want, rtol, atol)}
-    if t_model is not None:
-        t_model.zero_grad()
-        tl = TF.cross_entropy(t_model(torch.from_numpy(x.copy())), torch.from_numpy(y.copy()))
-        tl.backward()
-        want = {"loss": tl.item(), **{f"grad {n}": p.grad.numpy() for n, p in zip(names, t_model.parameters())}}
-        diff["torch"] = check_close(f"{name}: minigrad vs torch", got, want, rtol, atol)
-    if my_model is not None:
-        ml = my_model.loss(mygrad.tensor(x, constant=True), y)
-        ml.backward()
-        want = {"loss": ml.item(), **{f"grad {n}": g for n, g in zip(names, my_model.grads())}}
-        diff["mygrad"] = check_close(f"{name}: minigrad vs mygrad", got, want, rtol, atol)
-    mg_model.zero_grad()
-    return diff
 
 
 # ---------------------------------------------------------------------------
@@ -596,26 +643,39 @@ def build_mlp(lib, sizes=MLP_SIZES):
     return lib.Sequential(*layers[:-1])
 
 
-def workload_mlp(cfg) -> dict:
+MLP_CASES = (("tiny batch 10", "tiny MLP 64-16-10 step", TINY_MLP_SIZES, 10),
+             ("batch 64", "MLP step, batch 64", MLP_SIZES, 64),
+             ("full batch", "MLP step, full batch", MLP_SIZES, None))  # None: min(all the digits, cfg.full_batch)
+
+
+def digits():
     X, Y = minigrad.data.load_digits()
-    X, Y = np.ascontiguousarray(X, np.float32), Y.astype(np.int64)
+    return np.ascontiguousarray(X, np.float32), Y.astype(np.int64)
+
+
+def worker_mlp(fw: str, cfg) -> dict:
+    """Workload 2 in one framework's process (the same batches in every process: one seeded generator)."""
+    X, Y = digits()
     rng = np.random.default_rng(1)
-    weights = mlp_weights()
-    results = {}
-    for key, label, sizes, bs in (("tiny batch 10", "tiny MLP 64-16-10 step", TINY_MLP_SIZES, 10),
-                                  ("batch 64", "MLP step, batch 64", MLP_SIZES, 64),
-                                  ("full batch", "MLP step, full batch", MLP_SIZES, min(len(X), cfg.full_batch))):
+    out = {}
+    for key, _, sizes, bs in MLP_CASES:
+        bs = bs or min(len(X), cfg.full_batch)
         batches = []
         for _ in range(4):
             idx = rng.permutation(len(X))[:bs]
             batches.append((X[idx], Y[idx]))
-        results[key] = time_training_step(f"{label} ({bs})", lambda lib: build_mlp(lib, sizes), NumpyMLP,
-                                          mlp_mygrad, mlp_weights(sizes), batches, 0.1, cfg)
+        out[key] = worker_training_step(fw, lambda lib, sizes=sizes: build_mlp(lib, sizes), NumpyMLP, mlp_mygrad,
+                                        mlp_weights(sizes), batches, 0.1, cfg)
+    if fw == "minigrad" and cfg.round == 0:
+        out["accuracy"] = mlp_accuracy(X, Y, cfg)
+    return out
 
-    # accuracy after a short training (minigrad only)
+
+def mlp_accuracy(X, Y, cfg) -> dict:
+    """Held-out accuracy of minigrad's MLP after a short training: the thing being timed actually learns."""
     Xtr, Xte, ytr, yte = minigrad.data.train_test_split(X, Y, test_size=0.25, seed=0)
     model = build_mlp(mnn)
-    load_into(model.parameters(), weights, mg=True)
+    load_into(model.parameters(), mlp_weights(), mg=True)
     opt = minigrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     t0 = time.perf_counter()
     order_rng = np.random.default_rng(2)
@@ -627,11 +687,19 @@ def workload_mlp(cfg) -> dict:
     train_time = time.perf_counter() - t0
     with minigrad.no_grad():
         pred = model(minigrad.from_numpy(np.ascontiguousarray(Xte))).numpy().argmax(1)
-    acc = float((pred == np.asarray(yte)).mean())
-    print(f"{'MLP accuracy (minigrad)':<34} {acc:.1%} on {len(Xte)} held-out digits after {cfg.epochs} epochs "
-          f"(batch 64, SGD lr 0.1 momentum 0.9, {train_time:.2f}s)", flush=True)
-    return dict(unit="seconds per training step", cases=results,
-                accuracy=dict(test_accuracy=acc, epochs=cfg.epochs, n_test=len(Xte), train_seconds=train_time))
+    return dict(test_accuracy=float((pred == np.asarray(yte)).mean()), epochs=cfg.epochs, n_test=len(Xte),
+                train_seconds=train_time)
+
+
+def workload_mlp(cfg) -> dict:
+    runs = run_rounds("mlp", cfg)
+    results = {}
+    for key, label, _, _ in MLP_CASES:
+        results[key] = training_row(f"{label} ({runs['minigrad'][0][key]['batch']})", key, runs, cfg)
+    acc = runs["minigrad"][0]["accuracy"]
+    print(f"{'MLP accuracy (minigrad)':<34} {acc['test_accuracy']:.1%} on {acc['n_test']} held-out digits after "
+          f"{acc['epochs']} epochs (batch 64, SGD lr 0.1 momentum 0.9, {acc['train_seconds']:.2f}s)", flush=True)
+    return dict(unit="seconds per training step", cases=results, accuracy=acc)
 
 
 # ---------------------------------------------------------------------------
@@ -650,14 +718,19 @@ def build_cnn(lib):
                           lib.Linear(256, 10))
 
 
-def workload_cnn(cfg) -> dict:
+def worker_cnn(fw: str, cfg) -> dict:
+    """Workload 3 in one framework's process."""
     X, Y = minigrad.data.load_digits(return_images=True)
     X, Y = np.ascontiguousarray(X, np.float32), Y.astype(np.int64)
     rng = np.random.default_rng(3)
     batches = [(X[idx], Y[idx]) for idx in (rng.permutation(len(X))[:64] for _ in range(4))]
-    stats = time_training_step("CNN step, batch 64", build_cnn, NumpyCNN, cnn_mygrad, cnn_weights(), batches, 0.05,
-                               cfg)
-    return dict(unit="seconds per training step", cases={"batch 64": stats})
+    return {"batch 64": worker_training_step(fw, build_cnn, NumpyCNN, cnn_mygrad, cnn_weights(), batches, 0.05, cfg)}
+
+
+def workload_cnn(cfg) -> dict:
+    runs = run_rounds("cnn", cfg)
+    return dict(unit="seconds per training step",
+                cases={"batch 64": training_row("CNN step, batch 64", "batch 64", runs, cfg)})
 
 
 # ---------------------------------------------------------------------------
@@ -736,58 +809,60 @@ def build_fanout(lib, n, x):
     return lib.stack([x * 2.0 for _ in range(n)]).sum()
 
 
-def deep_case(name, build, n, cfg) -> dict:
-    x0 = np.array([1.0], dtype=np.float32)
-    res = {"nodes": n}
-    # correctness: minigrad vs torch (or analytic)
-    mx = minigrad.from_numpy(x0.copy()).requires_grad_()
-    build(minigrad, n, mx).backward()
-    expect = {"chain": 1.0001 ** n, "fanout": 2.0 * n}[name]
-    want = {"grad": [expect]}
-    if torch is not None:
-        tx = torch.from_numpy(x0.copy()).requires_grad_()
-        build(torch, n, tx).backward()
-        want = {"grad": tx.grad.numpy()}
-    check_close(f"{name} graph", {"grad": mx.grad.numpy()}, want, 1e-3, 1e-6)
+DEEP_CASES = (("chain", build_chain), ("fanout", build_fanout))
 
-    libs = {"minigrad": minigrad}
-    if torch is not None:
-        libs["torch"] = torch
-    times = {k: {"build": [], "backward": []} for k in libs}
+
+def deep_case(fw: str, name, build, n, cfg) -> dict:
+    """One deep graph in one framework's process: the input's gradient (for the check), build and backward times
+    (``deep_reps`` after a warm-up), and for minigrad the peak traced memory."""
+    lib = minigrad if fw == "minigrad" else torch
+    x0 = np.array([1.0], dtype=np.float32)
+    x = lib.from_numpy(x0.copy()).requires_grad_()
+    build(lib, n, x).backward()
+    res = {"grad": x.grad.numpy().tolist(), "build": [], "backward": []}
     for rep in range(cfg.deep_reps + 1):  # the first round is warm-up
-        for k, lib in libs.items():
-            x = lib.from_numpy(x0.copy()).requires_grad_()
-            t0 = time.perf_counter()
-            out = build(lib, n, x)
-            t1 = time.perf_counter()
-            out.backward()
-            t2 = time.perf_counter()
-            del out
-            if rep:
-                times[k]["build"].append(t1 - t0)
-                times[k]["backward"].append(t2 - t1)
-    for k in libs:
+        x = lib.from_numpy(x0.copy()).requires_grad_()
+        t0 = time.perf_counter()
+        out = build(lib, n, x)
+        t1 = time.perf_counter()
+        out.backward()
+        t2 = time.perf_counter()
+        del out
+        if rep:
+            res["build"].append(t1 - t0)
+            res["backward"].append(t2 - t1)
+    if fw == "minigrad":  # peak traced memory (separate run: tracemalloc slows everything down)
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        x = minigrad.from_numpy(x0.copy()).requires_grad_()
+        out = build(minigrad, n, x)
+        _, peak_graph = tracemalloc.get_traced_memory()
+        out.backward()
+        _, peak_total = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        del out
+        res["peak_traced_bytes"], res["peak_traced_bytes_after_build"] = peak_total, peak_graph
+    return res
+
+
+def deep_stats(name, n, runs: dict) -> dict:
+    """Check minigrad's gradient against torch's (or the closed form), then time per node and mg/torch."""
+    expect = {"chain": 1.0001 ** n, "fanout": 2.0 * n}[name]
+    want = {"grad": runs["torch"][0][name]["grad"]} if "torch" in runs else {"grad": [expect]}
+    check_close(f"{name} graph", {"grad": runs["minigrad"][0][name]["grad"]}, want, 1e-3, 1e-6)
+    res = {"nodes": n}
+    for fw, outs in runs.items():
         for phase in ("build", "backward"):
-            t = times[k][phase]
-            res[f"{k} {phase}"] = dict(median=statistics.median(t), min=min(t), max=max(t), reps=len(t),
-                                       per_node=statistics.median(t) / n)
-    if torch is not None:
+            t = outs[0][name][phase]
+            res[f"{fw} {phase}"] = dict(median=statistics.median(t), min=min(t), max=max(t), reps=len(t),
+                                        per_node=statistics.median(t) / n)
+    if "torch" in runs:  # separate processes: the ratio of the medians
         for phase in ("build", "backward"):
-            res[f"minigrad/torch {phase}"] = statistics.median(
-                m / t for m, t in zip(times["minigrad"][phase], times["torch"][phase]))
-    # peak traced memory for minigrad (separate run: tracemalloc slows everything down)
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    x = minigrad.from_numpy(x0.copy()).requires_grad_()
-    out = build(minigrad, n, x)
-    _, peak_graph = tracemalloc.get_traced_memory()
-    out.backward()
-    _, peak_total = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    del out
-    res["minigrad peak_traced_bytes"] = peak_total
-    res["minigrad peak_traced_bytes_after_build"] = peak_graph
-    res["minigrad bytes_per_node"] = peak_total / n
+            res[f"minigrad/torch {phase}"] = res[f"minigrad {phase}"]["median"] / res[f"torch {phase}"]["median"]
+    mine = runs["minigrad"][0][name]
+    res["minigrad peak_traced_bytes"] = mine["peak_traced_bytes"]
+    res["minigrad peak_traced_bytes_after_build"] = mine["peak_traced_bytes_after_build"]
+    res["minigrad bytes_per_node"] = mine["peak_traced_bytes"] / n
     return res
 
 
@@ -803,7 +878,7 @@ def linearity(cfg) -> dict:
             out.backward()
             per_node.append((time.perf_counter() - t0) / n)
             del out
-        res[n] = statistics.median(per_node)
+        res[str(n)] = statistics.median(per_node)  # str: the key it has in JSON
     small, large = res
     res["ratio"] = res[large] / res[small]
     return res
@@ -841,22 +916,38 @@ def release_profile(n: int, numel: int, retain_graph: bool) -> dict:
                 during=[dict(nodes_run=k, bytes=b) for k, b in samples], after_backward_bytes=after)
 
 
-def workload_deep(cfg) -> dict:
+def worker_deep(fw: str, cfg) -> dict:
+    """Workload 5 in one framework's process (minigrad or torch): for minigrad also the linearity and the memory
+    held during backward."""
     out = {}
-    lin = linearity(cfg)
-    small, large = cfg.chain_n // 10, cfg.chain_n
+    if fw == "minigrad":
+        out["linearity"] = linearity(cfg)
+        for retain in (False, True):
+            out[f"release retain_graph={retain}"] = release_profile(cfg.release_n, cfg.release_numel, retain)
+    for name, build in DEEP_CASES:
+        out[name] = deep_case(fw, name, build, cfg.chain_n if name == "chain" else cfg.fanout_n, cfg)
+    return out
+
+
+def workload_deep(cfg) -> dict:
+    runs = run_rounds("deep", cfg)
+    mine = runs["minigrad"][0]
+    out = {}
+    lin = mine["linearity"]
+    small, large = str(cfg.chain_n // 10), str(cfg.chain_n)
     out["linearity"] = lin
-    print(f"{'chain backward, time per node':<34} {small:,} nodes {lin[small] * 1e6:.2f}us, {large:,} nodes "
-          f"{lin[large] * 1e6:.2f}us (ratio {lin['ratio']:.2f}: 1.00 = linear)", flush=True)
+    print(f"{'chain backward, time per node':<34} {int(small):,} nodes {lin[small] * 1e6:.2f}us, {int(large):,} "
+          f"nodes {lin[large] * 1e6:.2f}us (ratio {lin['ratio']:.2f}: 1.00 = linear)", flush=True)
     for retain in (False, True):
-        r = release_profile(cfg.release_n, cfg.release_numel, retain)
+        r = mine[f"release retain_graph={retain}"]
         out[f"release retain_graph={retain}"] = r
         steps = ", ".join(f"{d['bytes'] / 2**20:.1f}" for d in r["during"])
         print(f"{'memory during backward' + (' (retain)' if retain else ''):<34} MiB held: before "
               f"{r['before_backward_bytes'] / 2**20:.1f}, at each quarter {steps}, after "
               f"{r['after_backward_bytes'] / 2**20:.1f} ({r['nodes']} nodes x {r['numel']:,} floats)", flush=True)
-    for name, build, n in (("chain", build_chain, cfg.chain_n), ("fanout", build_fanout, cfg.fanout_n)):
-        r = deep_case(name, build, n, cfg)
+    for name, _ in DEEP_CASES:
+        n = cfg.chain_n if name == "chain" else cfg.fanout_n
+        r = deep_stats(name, n, runs)
         out[name] = r
         label = f"{n:,}-op chain" if name == "chain" else f"fan-out, x used {n:,} times"
         for phase in ("build", "backward"):
@@ -1100,12 +1191,67 @@ def workload_grading(cfg) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# Main
+# Main: the workloads, and the worker processes that time one framework each
 # ---------------------------------------------------------------------------
 
 WORKLOADS = {"overhead": workload_overhead, "mlp": workload_mlp, "cnn": workload_cnn,
              "startup": workload_startup, "deep": workload_deep, "kernels": workload_kernels,
              "grading": workload_grading}
+WORKERS = {"overhead": worker_overhead, "mlp": worker_mlp, "cnn": worker_cnn, "deep": worker_deep}
+FRAMEWORKS = ("minigrad", "numpy", "torch", "mygrad")
+
+
+def run_worker(groups: list[str], fw: str, round_: int, cfg) -> dict:
+    """Time one framework on workload groups in a fresh process (this script with ``--worker``): its JSON,
+    ``{group: output}``, or ``{"unavailable": why}``."""
+    with tempfile.TemporaryDirectory(prefix="minigrad-bench-worker-") as tmp:
+        out = Path(tmp) / "worker.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", f"{','.join(groups)}:{fw}",
+               "--round", str(round_), "--rounds", str(cfg.rounds), "--worker-out", str(out),
+               *(["--quick"] if cfg.quick else []), *(["--threads", str(cfg.threads)] if cfg.threads else [])]
+        label = f"the {fw} process of {', '.join(groups)}"
+        try:
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=cfg.worker_timeout)
+        except subprocess.TimeoutExpired:
+            raise Aborted(f"{label} did not finish in {cfg.worker_timeout:.0f} s") from None
+        if proc.returncode != 0 or not out.is_file():
+            raise Aborted(f"{label} failed (exit code {proc.returncode}): "
+                          f"{(proc.stdout[-1500:] + proc.stderr[-1500:]).strip()}")
+        result = json.loads(out.read_text())
+    if "unavailable" not in result:
+        info = result.pop("process")
+        cfg.versions[fw] = info["version"]
+        cfg.worker_threads.setdefault(fw, info["threads"])
+    return result
+
+
+def frameworks_of(group: str, cfg) -> list[str]:
+    return [fw for fw in cfg.frameworks if group != "deep" or fw in ("minigrad", "torch")]
+
+
+def run_rounds(group: str, cfg) -> dict[str, list[dict]]:
+    """Every framework's worker output for ``group``, one per round. The processes run one at a time, never side
+    by side; each round starts with the next framework, so no framework always follows the same one. Under
+    --quick, each framework runs all the groups asked for in one process (one round), to keep the smoke test short."""
+    names = frameworks_of(group, cfg)
+    if cfg.quick:
+        for fw in names:
+            if fw not in cfg.quick_runs:
+                groups = [g for g in cfg.only if g in WORKERS and fw in frameworks_of(g, cfg)]
+                cfg.quick_runs[fw] = run_worker(groups, fw, 0, cfg)
+        runs = {fw: [cfg.quick_runs[fw]] for fw in names}
+    else:
+        runs = {fw: [] for fw in names}
+        for r in range(1 if group == "deep" else cfg.rounds):
+            for fw in names[r % len(names):] + names[:r % len(names)]:
+                if fw in runs:  # not found unavailable in an earlier round
+                    runs[fw].append(run_worker([group], fw, r, cfg))
+    for fw, outs in list(runs.items()):
+        if any("unavailable" in out for out in outs):
+            print(f"({fw} column skipped: {outs[0]['unavailable']})", flush=True)
+            cfg.versions[fw] = None
+            del runs[fw]
+    return {fw: [out[group] for out in outs] for fw, outs in runs.items()}
 
 
 def thread_settings() -> dict:
@@ -1127,6 +1273,25 @@ def thread_settings() -> dict:
     return info
 
 
+def worker_main(args, cfg) -> int:
+    """``--worker GROUP[,GROUP...]:FRAMEWORK``: time one framework on workload groups, write the JSON to
+    --worker-out."""
+    groups, fw = args.worker.split(":")
+    if fw == "torch" and load_torch() is None:
+        result = {"unavailable": "torch is not installed, or does not import"}
+    elif fw == "mygrad" and load_mygrad() is None:
+        result = {"unavailable": "mygrad is not installed, or does not import"}
+    else:
+        if fw == "torch" and cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        result = {group: WORKERS[group](fw, cfg) for group in groups.split(",")}
+        version = {"minigrad": minigrad.__version__, "numpy": np.__version__}.get(fw) or (
+            torch.__version__ if fw == "torch" else mygrad.__version__)
+        result["process"] = dict(version=version, threads=thread_settings())
+    Path(args.worker_out).write_text(json.dumps(result))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes and 1-2 repetitions (smoke test)")
@@ -1134,11 +1299,22 @@ def main(argv=None) -> int:
     parser.add_argument("--only", metavar="NAMES",
                         help=f"comma-separated subset of {','.join(WORKLOADS)} (kernels runs bench/bench_kernels.py; "
                              "grading runs minigrad-grade on solutions/)")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="pin every thread pool (OpenBLAS, OpenMP, MKL, Numba, torch) to N threads in every "
+                             "process the suite starts; default: each framework alone in its process, with the "
+                             "environment's thread settings")
+    parser.add_argument("--rounds", type=int, help="processes per framework for overhead, mlp and cnn, one after "
+                                                   "the other (default 3, --quick 1); the repetitions are shared out")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # GROUP:FRAMEWORK, run by the suite itself
+    parser.add_argument("--worker-out", help=argparse.SUPPRESS)
+    parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     only = args.only.split(",") if args.only else list(WORKLOADS)
     unknown = [name for name in only if name not in WORKLOADS]
     if unknown:
         parser.error(f"unknown workload(s) {', '.join(unknown)}: choose from {', '.join(WORKLOADS)}")
+    if args.threads is not None and args.threads < 1:
+        parser.error("--threads must be at least 1")
     if args.quick:
         cfg = argparse.Namespace(reps=2, inner_us=200, inner_step=2, full_batch=256, epochs=1, startup_reps=1,
                                  cold_startup=False, chain_n=1000, fanout_n=100, deep_reps=1, release_n=40, release_numel=1000,
@@ -1148,19 +1324,48 @@ def main(argv=None) -> int:
                                  startup_reps=3, cold_startup=True, chain_n=100_000, fanout_n=10_000, deep_reps=3, release_n=1000, release_numel=10_000,
                                  grading_reps=3, grading_batch=4, grading_jobs=(1, 2), grading_batch_reps=1)
     cfg.quick = args.quick
+    cfg.threads = args.threads
+    cfg.rounds = args.rounds or (1 if args.quick else 3)
+    cfg.reps_per_round = max(1, math.ceil(cfg.reps / cfg.rounds))
+    cfg.round = args.round
     cfg.kernels_timeout = 3600.0  # the full bench_kernels takes a few minutes
     cfg.grading_timeout = 1800.0  # per minigrad-grade command
+    cfg.worker_timeout = 1800.0  # per worker process
+    if args.threads:  # before anything computes; every process started from here inherits it
+        for var in THREAD_VARS[:4]:
+            os.environ[var] = str(args.threads)
+    if args.worker:
+        return worker_main(args, cfg)
 
     import numba
     threads = thread_settings()
+    cfg.only = only
+    # torch and MyGrad are imported by their own workers only, which report their versions (or that they do not
+    # import); until then, what is installed
+    cfg.versions = {}
+    for fw in ("torch", "mygrad"):
+        if importlib.util.find_spec(fw) is not None:
+            try:
+                cfg.versions[fw] = importlib.metadata.version(fw)
+            except importlib.metadata.PackageNotFoundError:
+                cfg.versions[fw] = "unknown"
+    cfg.frameworks = ["minigrad", "numpy"] + [fw for fw in ("torch", "mygrad") if fw in cfg.versions]
+    cfg.worker_threads, cfg.quick_runs = {}, {}
+    method = ("each framework timed in processes of its own, one at a time ("
+              + ("--quick: one per framework for all the workloads; " if cfg.quick else
+                 f"one per workload and framework, {cfg.rounds} rounds for overhead, mlp and cnn, 1 for deep; ")
+              + (f"every thread pool pinned to {cfg.threads} thread(s)" if cfg.threads
+                 else "thread settings as the environment gives them") + ")")
     meta = dict(
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         command=" ".join([Path(sys.executable).name, *sys.argv]) if argv is None else f"main({argv})",
         platform=platform.platform(), processor=platform.processor() or platform.machine(),
         cpu_count=os.cpu_count(), python=platform.python_version(), numpy=np.__version__,
-        numba=numba.__version__, torch=torch.__version__ if torch is not None else None,
-        mygrad=mygrad.__version__ if mygrad is not None else None,
-        minigrad=minigrad.__version__, quick=args.quick, config=vars(cfg), threads=threads,
+        numba=numba.__version__, torch=cfg.versions.get("torch"), mygrad=cfg.versions.get("mygrad"),
+        minigrad=minigrad.__version__, quick=args.quick,
+        config={k: v for k, v in vars(cfg).items() if k not in ("worker_threads", "quick_runs", "versions")},
+        threads=threads, method=method,
+        threads_pinned=cfg.threads, worker_threads=cfg.worker_threads,
     )
     cpu_model = None
     try:
@@ -1178,9 +1383,10 @@ def main(argv=None) -> int:
           f"mygrad {meta['mygrad'] or 'not installed (mygrad column skipped; pip install mygrad)'}")
     pools = threads["threadpools"]
     pools_s = ", ".join(f"{p['internal_api']} {p['num_threads']}" for p in pools) if isinstance(pools, list) else pools
-    print(f"threads (environment left as is): env {threads['env']}, BLAS/OpenMP pools: {pools_s}, "
-          f"torch {threads.get('torch_threads')}, numba {threads.get('numba_threads')}")
-    print(f"ratios are minigrad/other, per repetition, median (< 1: minigrad faster)\n\n{HEADER}", flush=True)
+    print(f"method: {method}\nthreads of this process: env {threads['env']}, BLAS/OpenMP pools: {pools_s}, "
+          f"numba {threads.get('numba_threads')}")
+    print(f"ratios are minigrad/other: per round, minigrad's median over the other's; the median over the rounds "
+          f"(< 1: minigrad faster)\n\n{HEADER}", flush=True)
 
     results, status = {}, 0
     for name in only:
@@ -1189,12 +1395,18 @@ def main(argv=None) -> int:
         try:
             results[name] = WORKLOADS[name](cfg)
         except Aborted as e:
-            why = "frameworks disagree before timing: " if isinstance(e, Disagree) else ""
+            why = "frameworks disagree (one step checked; its times discarded): " if isinstance(e, Disagree) else ""
             print(f"ABORTED {name}: {why}{e}", flush=True)
             results[name] = dict(aborted=str(e))
             status = 1
         results[name]["workload_seconds"] = time.perf_counter() - t0
+    for fw, info in cfg.worker_threads.items():
+        pools = info["threadpools"]
+        pools_s = ", ".join(f"{p['internal_api']} {p['num_threads']}" for p in pools) if isinstance(pools, list) else pools
+        print(f"threads in the {fw} processes: BLAS/OpenMP pools {pools_s}, numba {info.get('numba_threads')}"
+              + (f", torch {info['torch_threads']}" if "torch_threads" in info else ""))
 
+    meta["torch"], meta["mygrad"] = cfg.versions.get("torch"), cfg.versions.get("mygrad")  # as the workers found them
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(dict(meta=meta, workloads=results), indent=1, default=str))

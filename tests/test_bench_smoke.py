@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+POOL_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 WORKLOADS = ("overhead", "mlp", "cnn", "startup", "deep", "kernels", "grading")
 # every case timed against MyGrad when it is installed: (workload, case)
 MYGRAD_CASES = (("overhead", "custom_function"), ("overhead", "mul_add_sum"), ("mlp", "tiny batch 10"),
@@ -24,6 +25,8 @@ def run_suite(tmp_path, *args, env=None) -> dict:
 def test_bench_suite_quick(tmp_path):
     data = run_suite(tmp_path)
     assert "threads" in data["meta"] and "env" in data["meta"]["threads"]
+    # each framework was timed in a process of its own, which reported its thread settings
+    assert {"minigrad", "numpy"} <= set(data["meta"]["worker_threads"]), data["meta"]["worker_threads"]
     for name in WORKLOADS:
         assert name in data["workloads"], name
         assert "aborted" not in data["workloads"][name], data["workloads"][name]
@@ -40,9 +43,14 @@ def test_bench_suite_skips_the_mygrad_column_when_mygrad_is_missing(tmp_path):
     hidden = tmp_path / "hide"
     hidden.mkdir()
     (hidden / "mygrad.py").write_text("raise ImportError('hidden by the test')\n")  # shadows an installed MyGrad
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(hidden), os.environ.get("PYTHONPATH")) if p))
-    data = run_suite(tmp_path, "--only", "overhead,cnn", env=env)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(hidden), os.environ.get("PYTHONPATH")) if p),
+               OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2", MKL_NUM_THREADS="2")  # overridden by --threads 1
+    data = run_suite(tmp_path, "--only", "overhead,cnn", "--threads", "1", env=env)
     assert data["meta"]["mygrad"] is None
+    assert data["meta"]["threads_pinned"] == 1  # --threads 1: every pool of every framework's process pinned
+    for framework, threads in data["meta"]["worker_threads"].items():
+        assert {threads["env"][var] for var in POOL_VARS} == {"1"}, (framework, threads["env"])
+        assert threads.get("torch_threads", 1) == 1 and threads.get("numba_threads", 1) == 1, (framework, threads)
     for workload, case in (("overhead", "custom_function"), ("cnn", "batch 64")):
         stats = data["workloads"][workload]["cases"][case]
         assert "minigrad" in stats and "mygrad" not in stats and "minigrad/mygrad" not in stats
