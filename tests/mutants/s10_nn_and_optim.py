@@ -203,4 +203,51 @@ MUTANTS = [
         lost={"mlp", "training"},
         feedback={"mlp": "ReLU after the last layer"},
     ),
+    # -- what the worksheet says, checked (issue 28) ----------------------------------------------
+    Mutant(
+        "linear_adds_a_none_bias",
+        {"linear": _swap(LINEAR, "        return y if self.bias is None else y + self.bias", "        return y + self.bias")},
+        lost={"linear_forward", "mlp", "training"},
+        feedback={"linear_forward": "Linear(5, 3, bias=False)(x) raised TypeError"},
+    ),
+    Mutant(
+        "mlp_first_weight_is_not_a_parameter",
+        {"mlp": _swap(MLP, "        self.layers = nn.ModuleList([Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])])",
+                      "        self.layers = nn.ModuleList([Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])])\n"
+                      "        first = self.layers[0]\n"
+                      "        weight = first.weight.detach()\n"
+                      "        del first.weight\n"
+                      "        first.weight = weight")},
+        lost={"mlp", "training"},
+        feedback={"mlp": "lacks the weight of layer 1 (shape [5, 6])"},
+    ),
+    Mutant(
+        "zero_grad_zeroes_in_place",
+        {"sgd": _swap(SGD, "        for p in self.params:\n            p.grad = None\n",
+                      "        for p in self.params:\n            p.grad.zero_()\n")},
+        lost={"zero_grad", "training"},
+        feedback={"zero_grad": "zero_grad() before any backward raised AttributeError"},
+    ),
+    Mutant(
+        "train_epoch_returns_the_loss_tensor",
+        {"train": _swap(TRAIN, "total += loss.item()", "total = total + loss")},
+        lost={"train_epoch", "training"},
+        feedback={"train_epoch": "returned a tensor that requires grad"},
+    ),
+    Mutant(
+        "zero_grad_between_backward_and_step",
+        {"train": _swap(TRAIN, "        optimizer.zero_grad()\n        loss = F.cross_entropy(model(x), y)\n"
+                               "        loss.backward()\n",
+                        "        loss = F.cross_entropy(model(x), y)\n        loss.backward()\n"
+                        "        optimizer.zero_grad()\n")},
+        lost={"train_epoch", "training"},
+        feedback={"train_epoch": "optimizer.zero_grad() ran after loss.backward() and erased"},
+    ),
+    Mutant(
+        "adam_bias_correction_one_step_ahead",
+        {"adam": _swap(_swap(ADAM, "m_hat = m / (1 - beta1**t)", "m_hat = m / (1 - beta1**(t + 1))"),
+                       "v_hat = v / (1 - beta2**t)", "v_hat = v / (1 - beta2**(t + 1))")},
+        lost={"adam", "training"},
+        feedback={"adam": "your Adam's bias correction uses step t+1"},
+    ),
 ]

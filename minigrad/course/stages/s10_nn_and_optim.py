@@ -87,8 +87,14 @@ def probe_linear_forward(ns: dict, rng: np.random.Generator) -> dict:
     g = minigrad.tensor(rng.standard_normal((2, 4, 3)))
     y = layer(x)
     (y * g).sum().backward()
+    plain = ns["Linear"](5, 3, bias=False)
+    plain.weight = layer.weight
+    try:
+        without = {"y": plain(x).detach()}
+    except Exception as e:  # noqa: BLE001 - adding a None bias is the mistake this looks for
+        without = {"error": clip(f"{type(e).__name__}: {e}", 300)}
     return {"y": y.detach(), "shape": list(y.shape), "x_grad": x.grad, "w_grad": layer.weight.grad,
-            "b_grad": layer.bias.grad, "no_bias": (y.detach() - layer.bias.detach())}
+            "b_grad": layer.bias.grad, "no_bias": (y.detach() - layer.bias.detach()), "without_bias": without}
 
 
 def judge_linear_forward(mine: dict, ref: dict) -> Verdict:
@@ -104,6 +110,13 @@ def judge_linear_forward(mine: dict, ref: dict) -> Verdict:
             return Verdict(False, f"after backward through Linear, {name.replace('_grad', '')}.grad = "
                                   f"{fmt(mine[name])}, expected {fmt(ref[name])}: build forward from tensor "
                                   "operations (@, .T, +) so that autograd records it")
+    without = mine["without_bias"]
+    if "error" in without:
+        return Verdict(False, f"Linear(5, 3, bias=False)(x) raised {without['error']}: its bias is None, so "
+                              "forward must add nothing (y = x @ weight.T, plus the bias only when it is not None)")
+    if not close(without["y"], ref["without_bias"]["y"]):
+        return Verdict(False, f"Linear(5, 3, bias=False)(x) gave {fmt(without['y'])}, expected x @ weight.T = "
+                              f"{fmt(ref['without_bias']['y'])}")
     return Verdict(True)
 
 
@@ -169,6 +182,12 @@ def judge_mlp(mine: dict, ref: dict) -> Verdict:
     if not got:
         return Verdict(False, f"MLP({SIZES}).parameters() is empty: layers kept in a plain Python list are invisible "
                               "to Module. Use nn.ModuleList([...]), or assign each layer to an attribute")
+    missing = [k for k in range(len(want)) if want[:k] + want[k + 1:] == got]
+    if missing:
+        k = missing[0]
+        return Verdict(False, f"MLP({SIZES}).parameters() lacks the {'weight' if k % 2 == 0 else 'bias'} of layer "
+                              f"{k // 2 + 1} (shape {want[k]}): it is not a Parameter, so no optimizer would ever "
+                              "train it. Build every layer with your Linear, whose tensors are nn.Parameter")
     if got != want:
         return Verdict(False, f"MLP({SIZES}).parameters() has shapes {got}, expected {want}: one Linear(a, b) per "
                               "pair of consecutive sizes, each with its weight then its bias, in order")
@@ -199,8 +218,28 @@ ADAM_CONFIGS = [
 ]
 
 
+def _random_sgd_config(rng: np.random.Generator) -> dict:
+    config = {"lr": round(float(rng.uniform(0.01, 0.2)), 3), "momentum": round(float(rng.uniform(0.5, 0.95)), 2)}
+    if rng.random() < 0.5:
+        config["nesterov"] = True
+    else:
+        config["dampening"] = round(float(rng.uniform(0.1, 0.6)), 2)
+    if rng.random() < 0.5:
+        config["weight_decay"] = round(float(rng.uniform(0.01, 0.2)), 3)
+    return config
+
+
+def _random_adam_config(rng: np.random.Generator) -> dict:
+    config = {"lr": round(float(rng.uniform(0.005, 0.1)), 3),
+              "betas": (round(float(rng.uniform(0.6, 0.95)), 2), round(float(rng.uniform(0.8, 0.999)), 3))}
+    if rng.random() < 0.5:
+        config["weight_decay"] = round(float(rng.uniform(0.01, 0.2)), 3)
+    return config
+
+
 def _trajectory(optimizer_class, config: dict, rng: np.random.Generator) -> dict:
-    p0 = [rng.standard_normal(3), rng.standard_normal((2, 2))]
+    rows, cols = (int(n) for n in rng.integers(1, 4, 2))
+    p0 = [rng.standard_normal(int(rng.integers(2, 6))), rng.standard_normal((rows, cols + 1))]
     grads = [[rng.standard_normal(p.shape) for p in p0] for _ in range(STEPS)]
     params = [_param(p) for p in p0]
     optimizer = optimizer_class(params, **config)
@@ -250,7 +289,8 @@ def _adam_numpy(p0, grads, config, mistake=None) -> list:
             if mistake == "no_bias_correction":
                 m_hat, v_hat = ms[i], vs[i]
             else:
-                m_hat, v_hat = ms[i] / (1 - b1**t), vs[i] / (1 - b2**t)
+                k = t + 1 if mistake == "bias_correction_t_plus_1" else t
+                m_hat, v_hat = ms[i] / (1 - b1**k), vs[i] / (1 - b2**k)
             step = m_hat / (np.sqrt(v_hat + eps) if mistake == "eps_inside_sqrt" else np.sqrt(v_hat) + eps)
             if wd and mistake == "decoupled_decay":
                 step = step + wd * p
@@ -288,6 +328,9 @@ MISTAKES_ADAM = {
     "no_bias_correction": "m and v are used without bias correction: they start at 0, so their early averages are "
                           "too small (by the factors 1 - beta1**t and 1 - beta2**t). Divide by them: "
                           "m_hat = m / (1 - beta1**t), v_hat = v / (1 - beta2**t), with t the step count from 1",
+    "bias_correction_t_plus_1": "your Adam's bias correction uses step t+1: the first step must divide m by "
+                                "1 - beta1**1 and v by 1 - beta2**1, with t counted from 1 (increment t before "
+                                "using it, once per step)",
     "eps_inside_sqrt": "eps goes inside the square root: PyTorch computes m_hat / (sqrt(v_hat) + eps)",
     "decoupled_decay": "weight decay is decoupled from the gradient (that is AdamW): Adam adds weight_decay * p to "
                        "the gradient before updating m and v",
@@ -309,13 +352,17 @@ def _judge_trajectories(name: str, mine: list, ref: list, replay, mistakes: dict
                 return Verdict(False, f"{name}({config}): after {step + 1} step(s), parameter {i} is "
                                       f"{fmt(m['path'][step][i])}, expected {fmt(r['path'][step][i])}. "
                                       f"That is what happens when {advice}")
+        if not np.all(np.isfinite(np.asarray(m["path"][step][i], dtype=np.float64))):
+            return Verdict(False, f"{name}({config}): after {step + 1} step(s), parameter {i} is "
+                                  f"{fmt(m['path'][step][i])}: a division by zero or a square root of a negative "
+                                  "number (a step count t that starts at 0 makes 1 - beta**t zero)")
         return Verdict(False, f"{name}({config}): after {step + 1} step(s) on fixed gradients, parameter {i} is "
                               f"{fmt(m['path'][step][i])}, expected {fmt(r['path'][step][i])} (PyTorch's rule)")
     return Verdict(True)
 
 
 def probe_sgd(ns: dict, rng: np.random.Generator) -> list:
-    return [_trajectory(ns["SGD"], config, rng) for config in SGD_CONFIGS]
+    return [_trajectory(ns["SGD"], config, rng) for config in SGD_CONFIGS + [_random_sgd_config(rng)]]
 
 
 def judge_sgd(mine: list, ref: list) -> Verdict:
@@ -323,7 +370,7 @@ def judge_sgd(mine: list, ref: list) -> Verdict:
 
 
 def probe_adam(ns: dict, rng: np.random.Generator) -> list:
-    return [_trajectory(ns["Adam"], config, rng) for config in ADAM_CONFIGS]
+    return [_trajectory(ns["Adam"], config, rng) for config in ADAM_CONFIGS + [_random_adam_config(rng)]]
 
 
 def judge_adam(mine: list, ref: list) -> Verdict:
@@ -332,6 +379,10 @@ def judge_adam(mine: list, ref: list) -> Verdict:
 
 def probe_zero_grad(ns: dict, rng: np.random.Generator) -> dict:
     a, b = _param(rng.standard_normal(3)), _param(rng.standard_normal(2))
+    try:
+        ns["SGD"]([a, b], lr=0.1).zero_grad()  # before any backward: every grad is None
+    except (AttributeError, TypeError) as e:
+        return {"fresh_error": clip(f"{type(e).__name__}: {e}", 300)}
     c = minigrad.tensor(rng.standard_normal(3))
     optimizer = ns["SGD"]([a, b], lr=0.1, momentum=0.9)
     ((a * a).sum() + (b * 3).sum()).backward()
@@ -349,6 +400,10 @@ def probe_zero_grad(ns: dict, rng: np.random.Generator) -> dict:
 
 
 def judge_zero_grad(mine: dict, ref: dict) -> Verdict:
+    if "fresh_error" in mine:
+        return Verdict(False, f"zero_grad() before any backward raised {mine['fresh_error']}: a parameter has no "
+                              "gradient yet (grad is None) before the first backward, and one the loss does not use "
+                              "never gets one, so p.grad.zero_() fails. Set p.grad = None, as PyTorch does")
     if not all(mine["cleared"]):
         return Verdict(False, "after optimizer.zero_grad() a parameter still has a nonzero gradient: set every "
                               "parameter's grad to None (PyTorch's default), so the next backward starts afresh")
@@ -389,12 +444,17 @@ class RecordingSGD:
         self.model, self.loader, self.lr = model, loader, lr
         self.params = list(model.parameters())
         self.seen, self.losses, self.sizes = [], [], []
+        self.erased = []  # per step: whether a zero_grad since the last step found gradients to erase
+        self._erased = False
 
     def zero_grad(self) -> None:
+        self._erased = self._erased or any(p.grad is not None for p in self.params)
         for p in self.params:
             p.grad = None
 
     def step(self) -> None:
+        self.erased.append(self._erased)
+        self._erased = False
         self.seen.append([None if p.grad is None else _values(p.grad) for p in self.params])
         with minigrad.no_grad():
             if self.loader.last is not None:
@@ -414,12 +474,16 @@ def probe_train_epoch(ns: dict, rng: np.random.Generator) -> dict:
     loader = RecordingLoader(DataLoader(TensorDataset(X, y), batch_size=8))
     optimizer = RecordingSGD(model, loader, lr=0.1)
     result = ns["train_epoch"](model, optimizer, loader)
+    kind = ("none" if result is None else "float" if isinstance(result, (int, float, np.floating, np.integer))
+            and not isinstance(result, bool) else "graph" if isinstance(result, minigrad.Tensor)
+            and result.grad_fn is not None else "tensor" if isinstance(result, minigrad.Tensor)
+            else type(result).__name__)
     try:
         result = None if result is None else float(result)
     except (TypeError, ValueError, RuntimeError):
         result = None
-    return {"result": result, "seen": optimizer.seen, "losses": optimizer.losses, "sizes": optimizer.sizes,
-            "batches": len(loader)}
+    return {"result": result, "kind": kind, "seen": optimizer.seen, "erased": optimizer.erased,
+            "losses": optimizer.losses, "sizes": optimizer.sizes, "batches": len(loader)}
 
 
 def judge_train_epoch(mine: dict, ref: dict) -> Verdict:
@@ -429,6 +493,10 @@ def judge_train_epoch(mine: dict, ref: dict) -> Verdict:
                               "batches: once per batch")
     for k, (got, expected) in enumerate(zip(seen, want)):
         if any(g is None for g in got):
+            if mine["erased"][k]:
+                return Verdict(False, f"at step {k + 1} the parameters had no gradient when step() ran, because "
+                                      "optimizer.zero_grad() ran after loss.backward() and erased what it had just "
+                                      "computed: zero_grad goes before the backward (zero_grad, loss, backward, step)")
             return Verdict(False, f"at step {k + 1} a parameter had no gradient when step() ran: call loss.backward() "
                                   "before optimizer.step()")
         if all(close(g, e) for g, e in zip(got, expected)):
@@ -446,8 +514,15 @@ def judge_train_epoch(mine: dict, ref: dict) -> Verdict:
                                       "optimizer.zero_grad() before each backward")
         return Verdict(False, f"at step {k + 1} the first weight's gradient is {fmt(got[0])}, expected "
                               f"{fmt(expected[0])}: zero_grad, loss = F.cross_entropy(model(x), y), backward, step")
-    if mine["result"] is None:
+    if mine["kind"] == "graph":
+        return Verdict(False, "train_epoch returned a tensor that requires grad: adding up the loss tensors chains "
+                              "every batch's graph into one, and it all stays in memory as long as the result "
+                              "lives. Add up loss.item() (a Python float) instead")
+    if mine["kind"] == "none" or mine["result"] is None:
         return Verdict(False, "train_epoch returned None: return the mean of the batch losses, as a float")
+    if mine["kind"] != "float":
+        return Verdict(False, f"train_epoch returned a {mine['kind']}, not a float: add up loss.item() (a Python "
+                              "float) and return their mean")
     losses, sizes = np.asarray(ref["losses"]), np.asarray(ref["sizes"])
     mean, weighted = float(losses.mean()), float((losses * sizes).sum() / sizes.sum())
     if not close(mine["result"], mean, rtol=1e-4) and not close(mine["result"], weighted, rtol=1e-4):
