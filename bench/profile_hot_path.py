@@ -6,10 +6,12 @@
 The suite (bench_suite.py) says how fast; this says why. Each case is run
 under cProfile and every function's own time (tottime) is charged to a group:
 
-* ``Function.apply + ctx``   minigrad/autograd/function.py (recording a node, checking gradients)
-* ``engine``                 minigrad/autograd/engine.py and differentiate.py (order, buffers, seeding)
-* ``graph nodes``            minigrad/autograd/graph.py (AccumulateGrad, saved tensors, hooks)
-* ``Tensor objects``         minigrad/tensor.py, dtypes.py (wrapping arrays, operators, properties)
+* ``Function.apply + ctx``   minigrad/core/function.py, function_rules.py (recording a node, checking gradients)
+* ``engine``                 minigrad/core/engine.py, instrumented.py, differentiate.py, grad_mode.py
+                             and minigrad/autograd/ (order, buffers, seeding, the ready queue)
+* ``graph nodes``            minigrad/core/graph.py, hooks.py (AccumulateGrad, saved tensors, hooks)
+* ``Tensor objects``         minigrad/core/tensor.py, minigrad/_tensor.py, dtypes.py (wrapping arrays,
+                             operators, properties)
 * ``op formulas``            minigrad/ops, nn, optim (the forward and backward code of each op,
                              including the NumPy/BLAS calls made *inside* those Python lines)
 * ``kernels``                minigrad/kernels (Numba dispatch and NumPy references)
@@ -39,11 +41,11 @@ import minigrad.nn.functional as F  # noqa: E402
 from bench_suite import MLP_SIZES, TINY_MLP_SIZES, build_mlp, double_function  # noqa: E402  (bench/ is on sys.path)
 
 GROUPS = (  # (group, path fragments), first match wins
-    ("Function.apply + ctx", ("minigrad/autograd/function.py",)),
-    ("engine", ("minigrad/autograd/engine.py", "minigrad/autograd/differentiate.py",
-                "minigrad/autograd/grad_mode.py")),
-    ("graph nodes", ("minigrad/autograd/graph.py",)),
-    ("Tensor objects", ("minigrad/tensor.py", "minigrad/dtypes.py")),
+    ("Function.apply + ctx", ("minigrad/core/function.py", "minigrad/core/function_rules.py")),
+    ("engine", ("minigrad/core/engine.py", "minigrad/core/instrumented.py", "minigrad/core/differentiate.py",
+                "minigrad/core/grad_mode.py", "minigrad/autograd/")),
+    ("graph nodes", ("minigrad/core/graph.py", "minigrad/core/hooks.py")),
+    ("Tensor objects", ("minigrad/core/tensor.py", "minigrad/_tensor.py", "minigrad/dtypes.py")),
     ("op formulas", ("minigrad/ops/", "minigrad/nn/", "minigrad/optim/")),
     ("kernels", ("minigrad/kernels/",)),
 )

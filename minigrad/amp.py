@@ -29,7 +29,7 @@ import numpy as np
 
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.device import device as _device
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["GradScaler", "autocast", "is_autocast_available", "is_autocast_enabled"]
 

@@ -13,7 +13,7 @@ from minigrad import dtypes
 from minigrad.device import resolve as resolve_device
 from minigrad.random import generator as _generator_of
 from minigrad.ops.broadcast import number, type_name
-from minigrad.tensor import Size, Tensor, _sizes
+from minigrad._tensor import Size, Tensor, _sizes
 from minigrad.ops.registry import tensor_method
 
 def _new(array: np.ndarray, requires_grad: bool) -> Tensor:

@@ -26,7 +26,7 @@ from minigrad.autograd.differentiate import grad as _autograd_grad
 from minigrad.autograd.grad_mode import enable_grad
 from minigrad.functional_ops import stack
 from minigrad.nn.utils.stateless import call_with
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "stack_module_state",
            "vjp", "vmap"]

@@ -14,7 +14,7 @@ from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 
 from minigrad.ops import elementwise, shape
 from minigrad.ops.broadcast import broadcast_error, type_name
-from minigrad.tensor import Size, Tensor, _described, check_tensor
+from minigrad._tensor import Size, Tensor, _described, check_tensor
 
 # What the guards of where's and pow's arguments let through at once; check_tensor judges the rest.
 _TENSOR_OR_NUMBER = (Tensor, int, float)

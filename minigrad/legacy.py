@@ -22,7 +22,7 @@ from minigrad import dtypes
 from minigrad.creation import _shape, tensor, zeros
 from minigrad.device import resolve as resolve_device
 from minigrad.ops.broadcast import type_name
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 inf, nan, pi, e = math.inf, math.nan, math.pi, math.e  # (torch.inf ...: Python floats, as PyTorch's)
 

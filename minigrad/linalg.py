@@ -26,7 +26,7 @@ from minigrad.functional_ops import cat, where
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, number, sum_to, wrap_dim
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.stats import Norm
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",

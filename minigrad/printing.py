@@ -9,7 +9,7 @@
 * as many values on a line as fit in ``linewidth``;
 * past ``threshold`` values, only ``edgeitems`` at each end of each dimension, ``...`` between.
 
-It needs only NumPy, so ``minigrad/tensor.py`` imports it without importing anything above itself.
+It needs only NumPy, so ``minigrad/_tensor.py`` imports it without importing anything above itself.
 """
 from __future__ import annotations
 

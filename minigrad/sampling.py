@@ -20,7 +20,7 @@ from minigrad.autograd.function import Function
 from minigrad.creation import _shape
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, number
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 
 _STATE_BYTES = 37
 

@@ -27,8 +27,8 @@ __all__ = ["save", "load"]
 # The globals a weights-only file may name: how tensors, arrays and OrderedDicts rebuild themselves.
 _SAFE_GLOBALS = {
     ("collections", "OrderedDict"),
-    ("minigrad.tensor", "_rebuild_tensor"),
-    ("minigrad.tensor", "Tensor"),
+    ("minigrad._tensor", "_rebuild_tensor"),
+    ("minigrad.core.tensor", "Tensor"),
     ("minigrad.nn.parameter", "Parameter"),
     ("minigrad.device", "device"),
     ("numpy", "ndarray"),
@@ -43,6 +43,7 @@ _SAFE_GLOBALS = {
 
 class _WeightsOnlyUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
+        module, name = _MOVED.get((module, name), (module, name))
         if (module, name) in _SAFE_GLOBALS or (module == "numpy.dtypes" and name.endswith("DType")):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(
@@ -50,6 +51,11 @@ class _WeightsOnlyUnpickler(pickle.Unpickler):
             "does not rebuild (it loads only tensors, arrays, containers and plain values). If the file "
             "holds a whole model and you trust its source, call minigrad.load(..., weights_only=False)."
         )
+
+
+# Files saved before the core was carved out name the tensor's old module.
+_MOVED = {("minigrad.tensor", "_rebuild_tensor"): ("minigrad._tensor", "_rebuild_tensor"),
+          ("minigrad.tensor", "Tensor"): ("minigrad.core.tensor", "Tensor")}
 
 
 def _open(f, mode: str):

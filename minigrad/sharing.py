@@ -21,7 +21,7 @@ from minigrad import dtypes
 from minigrad.creation import from_numpy, tensor as _copy_into_tensor
 from minigrad.device import resolve as resolve_device
 from minigrad.ops.broadcast import type_name
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["asarray", "frombuffer"]
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.creation import as_tensor, empty, randint, tensor
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.type_info import finfo, iinfo, promote_types
 
 __all__ = ["assert_close", "make_tensor", "assert_allclose"]

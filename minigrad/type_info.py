@@ -14,7 +14,7 @@ from numbers import Number
 import numpy as np
 
 from minigrad import dtypes
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 # bool < integer < floating point: a cast may not go down this order
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}

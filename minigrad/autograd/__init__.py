@@ -1,17 +1,15 @@
-"""Automatic differentiation: Functions, the graph, the engine and gradcheck.
+"""``torch.autograd``'s API, as a layer on the core.
 
-The order to read minigrad in (the one place it is written down), bottom to top,
-each layer importing only the ones below it: this package first, ``grad_mode``
-(recording on/off), ``graph`` (nodes, edges, saved tensors), ``function``
-(Function and its ctx), ``engine`` (topological order and the backward pass),
-``differentiate`` (``backward`` and ``grad``). It knows a tensor only through the
-class ``minigrad/tensor.py`` registers with ``graph``. Then ``minigrad/tensor.py``
-(the data, and the history it remembers), then ``minigrad/ops/`` (every
-derivative, one file per family, each giving Tensor its methods: ``registry``).
-When you need them: ``gradcheck`` (finite differences), ``anomaly_mode`` (which
-forward line made a backward fail), ``functional`` (Jacobians, Hessians and their
-products, built from ``grad``), ``stateful`` (the older instance-style Function,
-kept for teaching).
+The autograd itself (grad mode, the graph, ``Function``, the engine, ``backward``
+and ``grad``) is ``minigrad/core/``: read it there, in the order its
+``__init__`` gives. The modules here are PyTorch's names for it, plus what
+plugs into it from outside: ``views`` (PyTorch's view semantics),
+``anomaly_mode`` (which forward line made a backward fail), ``engine``'s ready
+queue (PyTorch's exact order among ready nodes), ``graph``'s
+``saved_tensors_hooks``, ``function``'s 0.x classes. And what is built on top:
+``gradcheck`` (finite differences), ``functional`` (Jacobians, Hessians and
+their products, built from ``grad``), ``stateful`` (the older instance-style
+Function, kept for teaching).
 """
 from minigrad.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,

@@ -20,6 +20,8 @@ import warnings
 
 import numpy as np
 
+from minigrad.core.extension import Extensions
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -27,6 +29,12 @@ class _AnomalyMode:
     enabled = False
     check_nan = True
     running_node = None  # the node whose backward is running, in anomaly mode (the parent of nodes it records)
+
+
+def _set(enabled: bool, check_nan: bool) -> None:
+    """Switch anomaly mode; while it is on, this module is the core's ``Extensions.anomaly``."""
+    _AnomalyMode.enabled, _AnomalyMode.check_nan = enabled, check_nan
+    Extensions.anomaly = sys.modules[__name__] if enabled else None
 
 
 def is_anomaly_enabled() -> bool:
@@ -51,10 +59,10 @@ class detect_anomaly:
         )
 
     def __enter__(self) -> None:
-        _AnomalyMode.enabled, _AnomalyMode.check_nan = True, self.check_nan
+        _set(True, self.check_nan)
 
     def __exit__(self, *exc) -> None:
-        _AnomalyMode.enabled, _AnomalyMode.check_nan = self.prev, self.prev_check_nan
+        _set(self.prev, self.prev_check_nan)
 
 
 class set_detect_anomaly:
@@ -62,13 +70,13 @@ class set_detect_anomaly:
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev, self.prev_check_nan = _AnomalyMode.enabled, _AnomalyMode.check_nan
-        _AnomalyMode.enabled, _AnomalyMode.check_nan = bool(mode), bool(check_nan)
+        _set(bool(mode), bool(check_nan))
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        _AnomalyMode.enabled, _AnomalyMode.check_nan = self.prev, self.prev_check_nan
+        _set(self.prev, self.prev_check_nan)
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
@@ -79,7 +87,7 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
             kind = type(value)
             kind = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
             raise TypeError(f"set_anomaly_enabled(): argument '{name}' (position {position}) must be bool, not {kind}")
-    _AnomalyMode.enabled, _AnomalyMode.check_nan = enabled, check_nan
+    _set(enabled, check_nan)
 
 
 def record_forward_traceback(node) -> None:
@@ -128,3 +136,19 @@ def check_nan(node, grad_inputs: tuple) -> None:
     for i, g in enumerate(grad_inputs):
         if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+def run_node(node, run):
+    """Run one node's backward (``run()``) in anomaly mode: nodes it records get it as their parent,
+    NaN in what it returns raises (``check_nan``), and an error warns with its forward traceback."""
+    outer, _AnomalyMode.running_node = _AnomalyMode.running_node, node
+    try:
+        input_grads = run()
+        if _AnomalyMode.check_nan:
+            check_nan(node, input_grads)
+    except Exception:
+        warn_forward_traceback(node)
+        raise
+    finally:
+        _AnomalyMode.running_node = outer
+    return input_grads

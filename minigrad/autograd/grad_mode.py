@@ -1,76 +1,10 @@
-"""Grad mode: one global switch that says whether operations are recorded.
-
-``no_grad`` turns recording off (evaluation, optimizer steps, the inside of a
-Function's forward); ``enable_grad`` turns it back on. The engine sets it to
-``create_graph`` while running backward, which is what makes derivatives of
-derivatives possible.
-"""
+"""Grad mode, as ``torch.autograd.grad_mode``: the core's switch (``minigrad/core/grad_mode.py``)
+plus ``inference_mode``."""
 from __future__ import annotations
 
-import functools
-from typing import Callable
-
-
-class _GradMode:
-    enabled = True
-    inference = False  # inside inference_mode (which also turns recording off)
-
-
-def is_grad_enabled() -> bool:
-    """True when new operations are recorded in the graph."""
-    return _GradMode.enabled
-
-
-class set_grad_enabled:
-    """Set grad mode on or off, as a function call or a context manager."""
-
-    def __init__(self, mode: bool) -> None:
-        self.prev = _GradMode.enabled
-        _GradMode.enabled = bool(mode)
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc) -> None:
-        _GradMode.enabled = self.prev
-
-
-class _GradModeContext:
-    """Base of ``no_grad`` / ``enable_grad``: a context manager and a decorator."""
-
-    mode: bool
-
-    def __new__(cls, orig_func=None):
-        if orig_func is None:
-            return super().__new__(cls)
-        return cls()(orig_func)  # ``@no_grad`` without parentheses, as PyTorch 2 allows
-
-    def __enter__(self) -> None:
-        self.prev = _GradMode.enabled
-        _GradMode.enabled = self.mode
-
-    def __exit__(self, *exc) -> None:
-        _GradMode.enabled = self.prev
-
-    def __call__(self, fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__():
-                return fn(*args, **kwargs)
-
-        return wrapper
-
-
-class no_grad(_GradModeContext):
-    """Record nothing inside this block: results have ``requires_grad=False``."""
-
-    mode = False
-
-
-class enable_grad(_GradModeContext):
-    """Record operations again, even inside ``no_grad``."""
-
-    mode = True
+from minigrad.core.grad_mode import (  # noqa: F401
+    _GradMode, _GradModeContext, enable_grad, is_grad_enabled, no_grad, set_grad_enabled,
+)
 
 
 class inference_mode(_GradModeContext):
@@ -97,13 +31,8 @@ class inference_mode(_GradModeContext):
     def __exit__(self, *exc) -> None:
         _GradMode.enabled, _GradMode.inference = self.prev, self.prev_inference
 
-    def __call__(self, fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(self.inference):
-                return fn(*args, **kwargs)
-
-        return wrapper
+    def clone(self) -> "inference_mode":
+        return inference_mode(self.inference)
 
 
 def is_inference_mode_enabled() -> bool:

@@ -51,7 +51,7 @@ def clip(message: str, limit: int = 500) -> str:
 
 def expect_tensor(value: Any, what: str) -> Any:
     """``value`` if it is a minigrad tensor; else a ``Finding`` that says what it is instead."""
-    from minigrad.tensor import Tensor
+    from minigrad._tensor import Tensor
 
     if isinstance(value, Tensor):
         return value

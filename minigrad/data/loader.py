@@ -26,7 +26,7 @@ from minigrad.creation import tensor as _tensor
 from minigrad.random import generator as _generator_of
 from minigrad.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from minigrad.functional_ops import stack
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset", "ConcatDataset", "ChainDataset",
            "DataLoader", "default_collate", "default_convert", "get_worker_info", "random_split"]

@@ -15,7 +15,7 @@ from minigrad.distributions import constraints
 from minigrad.distributions.exp_family import ExponentialFamily
 from minigrad.distributions.utils import _BinaryProbsOrLogits, _expand_probs_or_logits, broadcast_all
 from minigrad.nn.functional import binary_cross_entropy_with_logits
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Bernoulli"]
 

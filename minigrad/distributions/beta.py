@@ -12,7 +12,7 @@ from minigrad.distributions.dirichlet import Dirichlet
 from minigrad.distributions.exp_family import ExponentialFamily
 from minigrad.distributions.utils import broadcast_all
 from minigrad.functional_ops import stack
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Beta"]
 

@@ -12,7 +12,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.utils import _BinaryProbsOrLogits, _expand_probs_or_logits, _numpy_draw, broadcast_all
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Binomial"]
 

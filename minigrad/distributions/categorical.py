@@ -15,7 +15,7 @@ from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.utils import _expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 from minigrad.functional_ops import broadcast_tensors
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Categorical"]
 

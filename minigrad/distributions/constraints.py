@@ -12,7 +12,7 @@ import numpy as np
 
 from minigrad import linalg
 from minigrad.functional_ops import cat as _cat_tensors, stack as _stack_tensors
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",

@@ -15,7 +15,7 @@ from minigrad.autograd.function import Function
 from minigrad.distributions import constraints
 from minigrad.distributions.exp_family import ExponentialFamily
 from minigrad.nn.functional import one_hot
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Dirichlet"]
 

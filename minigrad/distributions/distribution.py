@@ -17,7 +17,7 @@ import warnings
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.distributions import constraints
 from minigrad.distributions.utils import lazy_property
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Distribution"]
 

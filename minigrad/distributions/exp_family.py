@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from minigrad.autograd.differentiate import grad
 from minigrad.distributions.distribution import Distribution
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["ExponentialFamily"]
 

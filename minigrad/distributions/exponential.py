@@ -7,7 +7,7 @@ from minigrad import creation, random
 from minigrad.distributions import constraints
 from minigrad.distributions.exp_family import ExponentialFamily
 from minigrad.distributions.utils import broadcast_all
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Exponential"]
 

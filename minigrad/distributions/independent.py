@@ -5,7 +5,7 @@ from __future__ import annotations
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.utils import _sum_rightmost
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Independent"]
 

@@ -34,7 +34,7 @@ from minigrad.distributions.uniform import Uniform
 from minigrad.distributions.utils import _sum_rightmost
 from minigrad.functional_ops import broadcast_shapes
 from minigrad.nn.functional import softplus
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["kl_divergence", "register_kl"]
 

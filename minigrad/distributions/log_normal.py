@@ -5,7 +5,7 @@ from minigrad.distributions import constraints
 from minigrad.distributions.normal import Normal
 from minigrad.distributions.transformed_distribution import TransformedDistribution
 from minigrad.distributions.transforms import ExpTransform
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["LogNormal"]
 

@@ -11,7 +11,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.distributions import constraints
 from minigrad.distributions.categorical import Categorical
 from minigrad.distributions.distribution import Distribution
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["MixtureSameFamily"]
 

@@ -16,7 +16,7 @@ from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.utils import _standard_normal, lazy_property
 from minigrad.functional_ops import broadcast_shapes
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["MultivariateNormal"]
 

@@ -12,7 +12,7 @@ from numbers import Number
 from minigrad.distributions import constraints
 from minigrad.distributions.exp_family import ExponentialFamily
 from minigrad.distributions.utils import _standard_normal, broadcast_all
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Normal"]
 

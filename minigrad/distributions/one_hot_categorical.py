@@ -6,7 +6,7 @@ from minigrad.distributions import constraints
 from minigrad.distributions.categorical import Categorical, _CategoricalParams
 from minigrad.distributions.distribution import Distribution
 from minigrad.nn.functional import one_hot
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 

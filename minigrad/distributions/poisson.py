@@ -10,7 +10,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.distributions import constraints
 from minigrad.distributions.exp_family import ExponentialFamily
 from minigrad.distributions.utils import _numpy_draw, broadcast_all
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["Poisson"]
 

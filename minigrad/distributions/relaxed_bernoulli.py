@@ -14,7 +14,7 @@ from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.transformed_distribution import TransformedDistribution
 from minigrad.distributions.transforms import SigmoidTransform
 from minigrad.distributions.utils import _BinaryProbsOrLogits, _expand_probs_or_logits, broadcast_all, clamp_probs
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 

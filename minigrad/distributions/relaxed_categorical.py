@@ -13,7 +13,7 @@ from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.transformed_distribution import TransformedDistribution
 from minigrad.distributions.transforms import ExpTransform
 from minigrad.distributions.utils import broadcast_all, clamp_probs
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 

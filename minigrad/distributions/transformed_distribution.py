@@ -12,7 +12,7 @@ from minigrad.distributions.distribution import Distribution
 from minigrad.distributions.independent import Independent
 from minigrad.distributions.transforms import ComposeTransform, Transform
 from minigrad.distributions.utils import _sum_rightmost
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["TransformedDistribution"]
 

@@ -17,7 +17,7 @@ from minigrad.distributions import constraints
 from minigrad.distributions.utils import _sum_rightmost, broadcast_all, lazy_property
 from minigrad.functional_ops import broadcast_shapes
 from minigrad.nn.functional import softplus
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform",

@@ -10,7 +10,7 @@ import numpy as np
 from minigrad import dtypes, random
 from minigrad.autograd.grad_mode import enable_grad
 from minigrad.functional_ops import broadcast_tensors
-from minigrad.tensor import Size, Tensor
+from minigrad._tensor import Size, Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
 

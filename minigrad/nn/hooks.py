@@ -33,7 +33,7 @@ from typing import Any, Callable
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.autograd.graph import RemovableHandle
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 # The hooks of every module, by handle id, as PyTorch's torch.nn.modules.module keeps them.
 _global_forward_pre_hooks: OrderedDict = OrderedDict()

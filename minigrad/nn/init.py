@@ -19,7 +19,7 @@ import numpy as np
 
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.random import generator as _rng
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 def _overwrite(tensor: Tensor, values) -> Tensor:

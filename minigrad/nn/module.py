@@ -27,7 +27,7 @@ from minigrad.device import resolve
 from minigrad.autograd.graph import RemovableHandle
 from minigrad.nn.hooks import call_with_hooks, global_call_hooks, run_registration_hooks
 from minigrad.nn.parameter import Parameter, is_lazy
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):

@@ -16,7 +16,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.device import resolve
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class Parameter(Tensor):

@@ -22,7 +22,7 @@ from minigrad.autograd.function import Function
 from minigrad.functional_ops import cat, write_out
 from minigrad.ops.broadcast import broadcast_error, flag, integer, normalize_dims, sum_to, wrap_dim
 from minigrad.ops.shape import IndexAdd, view_of
-from minigrad.tensor import Tensor, _sizes, check_tensor
+from minigrad._tensor import Tensor, _sizes, check_tensor
 from minigrad.ops.registry import tensor_method
 
 

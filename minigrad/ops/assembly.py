@@ -18,7 +18,7 @@ from minigrad.functional_ops import cat, stack
 from minigrad.ops.arrange import meshgrid
 from minigrad.ops.broadcast import broadcast_error, flag, integer, sum_to, type_name, wrap_dim
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, check_tensor
+from minigrad._tensor import Tensor, check_tensor
 
 
 # -- block_diag, cartesian_prod, combinations -----------------------------------------------------

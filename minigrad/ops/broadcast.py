@@ -2,7 +2,7 @@
 
 When ``a`` of shape (3, 1) is added to ``b`` of shape (4,), each element of
 ``a`` is used 4 times, so its gradient is the *sum* of the 4 gradients it
-received. ``sum_to`` does that sum (over added leading dims and stretched 1s).
+received. ``sum_to`` (the core's) does that sum (over added leading dims and stretched 1s).
 
 The dims such sums take are checked here too (``wrap_dim``, ``normalize_dims``), with the
 other non-tensor arguments (``integer``, ``number``, ``flag``): PyTorch's TypeError for a wrong type,
@@ -13,6 +13,8 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+
+from minigrad.core.broadcast import sum_to  # noqa: F401  (the core's: undoing broadcasting)
 
 
 class _NotGiven:
@@ -37,22 +39,6 @@ def broadcast_error(shape_a: tuple, shape_b: tuple) -> RuntimeError:
                 f"dimension {dim} (shapes {list(shape_a)} and {list(shape_b)})"
             )
     return RuntimeError(f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast together")
-
-
-def sum_to(grad, shape: tuple):
-    """Sum ``grad`` (a Tensor) down to ``shape``, undoing broadcasting. Differentiable."""
-    grad_shape = grad._data.shape
-    if grad_shape == shape:
-        return grad
-    if not shape:  # PyTorch's sum(): a new tensor, not a view of one (a reshape would be)
-        return grad.sum()
-    lead = len(grad_shape) - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and grad_shape[lead + i] != 1
-    )
-    if dims:
-        grad = grad.sum(dim=dims, keepdim=True)
-    return grad.reshape(shape) if grad._data.shape != shape else grad
 
 
 def normalize_dims(dim, ndim: int) -> tuple:

@@ -11,7 +11,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.ops.broadcast import broadcast_error, number, type_name
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
 def _arrays(fn: str, a: Tensor, b: Tensor) -> tuple:

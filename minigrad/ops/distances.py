@@ -8,7 +8,7 @@ from __future__ import annotations
 from minigrad.ops.broadcast import number
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.stats import Norm
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 
 _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
 

@@ -30,7 +30,7 @@ from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import broadcast_error, number, sum_to
 from minigrad.ops.layout import like_first
-from minigrad.tensor import Tensor, _argument, _operand, _tensor_argument
+from minigrad._tensor import Tensor, _argument, _operand, _tensor_argument
 from minigrad.ops.registry import alias, binary_operator, tensor_method
 
 

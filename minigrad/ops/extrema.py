@@ -26,7 +26,7 @@ from minigrad.ops.broadcast import flag, normalize_dims, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.ops.scan import check_inplace_dtype
 from minigrad.ops.stats import correction_of
-from minigrad.tensor import Tensor, check_tensor
+from minigrad._tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
 from minigrad import return_types
 

@@ -21,7 +21,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import sum_to
 from minigrad.ops.elementwise import Where, _binary, _shape, _zero_where
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, _argument, _tensor_argument
+from minigrad._tensor import Tensor, _argument, _tensor_argument
 
 
 def _float_type(x, y) -> np.dtype:

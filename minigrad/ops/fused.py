@@ -28,7 +28,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, number, sum_to, wrap_dim
 from minigrad.ops.matmul import Dot
 from minigrad.ops.registry import alias, tensor_method
-from minigrad.tensor import Tensor, check_tensor
+from minigrad._tensor import Tensor, check_tensor
 
 
 def _promoted(*tensors: Tensor) -> np.dtype:

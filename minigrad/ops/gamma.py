@@ -29,7 +29,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, integer, sum_to
 from minigrad.ops.elementwise import Where, _float
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, _tensor_argument, check_tensor
+from minigrad._tensor import Tensor, _tensor_argument, check_tensor
 
 _EPS64 = np.finfo(np.float64).eps / 2  # Cephes' MACHEP
 

@@ -25,7 +25,7 @@ from minigrad.ops import elementwise as _elementwise
 from minigrad.ops import shape as _shape
 from minigrad.ops.layout import repeats_memory
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, _operand
+from minigrad._tensor import Tensor, _operand
 
 # The in-place ops that write a number into every element: they may write into an expand(), as in PyTorch.
 _FILLS_WITH_A_NUMBER = (_shape.Fill, _shape.Zero)

@@ -14,7 +14,7 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.ops.broadcast import broadcast_error
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, _argument, _operand, _tensor_argument
+from minigrad._tensor import Tensor, _argument, _operand, _tensor_argument
 
 
 def _apply(kernel: str, numpy_fn, a, b, bools: bool = True, into: Tensor | None = None) -> Tensor:

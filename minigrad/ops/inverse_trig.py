@@ -20,7 +20,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, sum_to
 from minigrad.ops.elementwise import Where, _float
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 
 
 def _unary(name: str, numpy_fn, derivative):

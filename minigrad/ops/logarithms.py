@@ -20,7 +20,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import sum_to
 from minigrad.ops.elementwise import Where, _binary, _save_operands, _saved_operands, _shape
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, _argument, _tensor_argument
+from minigrad._tensor import Tensor, _argument, _tensor_argument
 
 
 def _floating(name: str, a: Tensor, b: Tensor) -> np.dtype:

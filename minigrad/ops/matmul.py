@@ -13,7 +13,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import sum_to
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import binary_operator
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from minigrad.autograd.function import Function
 from minigrad.ops.matmul import Bmm, Mm, Mv
 from minigrad.ops.shape import view_of
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
 

@@ -16,7 +16,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import integer, normalize_dims, type_name, wrap_dim
 from minigrad.ops.layout import copy_keeping_layout
 from minigrad.ops.shape import Cat, Stack, view_of
-from minigrad.tensor import Tensor, _sizes
+from minigrad._tensor import Tensor, _sizes
 from minigrad.ops.registry import tensor_method
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.ops.registry import TOP_LEVEL, WITHOUT_OUT, tensor_method
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class Angle(Function):

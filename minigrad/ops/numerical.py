@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from minigrad.functional_ops import cat
 from minigrad.ops.broadcast import integer, wrap_dim
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 
 
 def _spacings(name: str, y: Tensor, x, dx, dim: int):

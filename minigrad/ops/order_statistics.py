@@ -20,7 +20,7 @@ from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, type_name, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.shape import IndexAdd
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class _Selected(Function):

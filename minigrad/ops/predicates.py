@@ -13,7 +13,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, number
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, _tensor_argument
+from minigrad._tensor import Tensor, _tensor_argument
 
 
 def _floating(a: Tensor) -> np.ndarray | None:

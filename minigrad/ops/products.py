@@ -26,7 +26,7 @@ from minigrad.functional_ops import write_out
 from minigrad.ops.broadcast import flag, integer, number, sum_to, wrap_dim
 from minigrad.ops.matmul import Dot, UnsafeView
 from minigrad.ops.shape import view_of
-from minigrad.tensor import Tensor, check_tensor
+from minigrad._tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
 
 

@@ -16,7 +16,7 @@ from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, typ
 from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import Expand, IndexAdd
 from minigrad.ops.special import Minimum
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
 

@@ -1,7 +1,8 @@
 """One place per op: the code that defines an op also declares the names it is called by.
 
-``minigrad/tensor.py`` holds what a tensor *is* (its data, its history, its views); it
-imports no op. Each module here gives ``Tensor`` the methods of its ops::
+The core (``minigrad/core/``) holds what a tensor *is* (its data, its history) and the
+primitive ops; ``tensor_method`` is the core's op table, into which each module here
+gives ``Tensor`` the methods of its ops::
 
     @tensor_method(top_level=True)
     def exp(self) -> Tensor:
@@ -17,34 +18,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from minigrad.tensor import Tensor, _argument, _operand
-
-# name -> the method that ``minigrad.<name>(input, ...)`` calls on its first argument
-TOP_LEVEL: dict[str, Callable] = {}
-# the top-level names that, as in PyTorch, take no ``out=`` (in-place ops, and those declared ``out=False``)
-WITHOUT_OUT: set[str] = set()
-
-
-def tensor_method(*names: str, top_level: bool = False, out: bool = True) -> Callable:
-    """Make the decorated function ``Tensor.<name>`` for each of ``names`` (default: its own name).
-
-    An op named like a builtin (``sum``, ``max``, ``abs``, ``round``) is defined as ``_sum`` and
-    declared ``@tensor_method("sum")``, so the builtin keeps working inside its module.
-    ``out=False``: ``minigrad.<name>`` takes no ``out=``, where PyTorch's takes none (views,
-    rearrangements, and the functions PyTorch gives no out overload).
-    """
-    def declare(fn: Callable) -> Callable:
-        if hasattr(fn, "__qualname__"):  # (a property has none) help() and tracebacks say Tensor.exp
-            fn.__name__ = names[0] if names else fn.__name__
-            fn.__qualname__ = f"Tensor.{fn.__name__}"
-        for name in names or (fn.__name__,):
-            setattr(Tensor, name, fn)
-            if top_level and not name.startswith("_"):
-                TOP_LEVEL[name] = fn
-                if not out or name.endswith("_"):
-                    WITHOUT_OUT.add(name)
-        return fn
-    return declare
+from minigrad._tensor import Tensor, _argument, _operand
+from minigrad.core.extension import TOP_LEVEL, WITHOUT_OUT, tensor_method  # noqa: F401  (the core's op table)
 
 
 def binary_operator(name: str, method: str | None, forward: Callable, reflected: Callable,

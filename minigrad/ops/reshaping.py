@@ -19,7 +19,7 @@ from minigrad.ops.layout import strided_view
 from minigrad.ops.movement import split
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.shape import Slice, infer_shape
-from minigrad.tensor import Tensor, _sizes
+from minigrad._tensor import Tensor, _sizes
 
 
 # -- tensor_split, hsplit, vsplit, dsplit, split_with_sizes ---------------------------------------

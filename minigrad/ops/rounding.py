@@ -18,7 +18,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, integer, sum_to, type_name
 from minigrad.ops.elementwise import Div, _array, _binary, _is_bool, _save_operands, _saved_operands, _shape
-from minigrad.tensor import Tensor, _argument, _tensor_argument
+from minigrad._tensor import Tensor, _argument, _tensor_argument
 from minigrad.ops.registry import alias, binary_operator, tensor_method
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from minigrad import return_types
 from minigrad.ops.broadcast import flag, integer, type_name
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 @tensor_method(top_level=True)

@@ -21,7 +21,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import NOT_GIVEN, flag, wrap_dim
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
 

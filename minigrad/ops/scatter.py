@@ -27,7 +27,7 @@ from minigrad.ops.broadcast import broadcast_error, flag, integer, number, sum_t
 from minigrad.ops.indexing import _check_bounds, _check_gather_shapes, full_index
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.shape import IndexPut
-from minigrad.tensor import Tensor, check_tensor
+from minigrad._tensor import Tensor, check_tensor
 
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")

@@ -17,7 +17,7 @@ from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import flag, integer, number, type_name, wrap_dim
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor, check_tensor
+from minigrad._tensor import Tensor, check_tensor
 
 
 class _NoDerivative(Function):

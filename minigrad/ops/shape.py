@@ -22,7 +22,7 @@ from minigrad.device import device as _device_type, resolve as _resolve_device
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, number, sum_to, type_name, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.ops.layout import copy_keeping_layout, repeats_memory, strided_view
-from minigrad.tensor import Tensor, _ViewMeta, _argument, _sizes, _tensor_argument
+from minigrad._tensor import Tensor, _ViewMeta, _argument, _sizes, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
 

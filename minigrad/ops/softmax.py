@@ -12,7 +12,7 @@ from minigrad import kernels
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.broadcast import wrap_dim
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
 

@@ -19,7 +19,7 @@ from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.layout import like_first
 from minigrad.ops.shape import IndexAdd
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
 

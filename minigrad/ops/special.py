@@ -26,7 +26,7 @@ from minigrad.ops.broadcast import broadcast_error, number, sum_to
 from minigrad.ops.elementwise import Clamp, Div, Pow, Where, _binary, _float, _zero_where
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.unary import Sign
-from minigrad.tensor import Tensor, _argument, _tensor_argument
+from minigrad._tensor import Tensor, _argument, _tensor_argument
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 

@@ -24,7 +24,7 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import flag, normalize_dims, number, wrap_dim
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
 

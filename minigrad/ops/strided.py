@@ -27,7 +27,7 @@ from minigrad.ops.broadcast import integer, type_name
 from minigrad.ops.layout import strided_view
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.shape import view_of
-from minigrad.tensor import Tensor, check_tensor
+from minigrad._tensor import Tensor, check_tensor
 
 
 def _storage(t: Tensor) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from minigrad import dtypes
 from minigrad.ops.broadcast import type_name
 from minigrad.ops.registry import tensor_method
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class layout:

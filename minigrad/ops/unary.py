@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.ops.elementwise import Where, _float
 from minigrad.ops.registry import tensor_method
 

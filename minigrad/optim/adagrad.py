@@ -29,7 +29,7 @@ from typing import Iterable
 import numpy as np
 
 from minigrad.optim.optimizer import Optimizer, _check_non_negative
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class Adagrad(Optimizer):

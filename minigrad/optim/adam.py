@@ -26,7 +26,7 @@ from typing import Iterable
 import numpy as np
 
 from minigrad.optim.optimizer import Optimizer, _check_betas, _check_non_negative
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:

@@ -41,7 +41,7 @@ import numpy as np
 
 from minigrad.optim.adam import _apply_weight_decay, _lerp, _update_averages
 from minigrad.optim.optimizer import Optimizer, _check_betas, _check_non_negative, _scalar_state
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class Adamax(Optimizer):

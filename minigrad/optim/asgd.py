@@ -24,7 +24,7 @@ from typing import Iterable
 import numpy as np
 
 from minigrad.optim.optimizer import Optimizer, _check_non_negative, _scalar_state
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class ASGD(Optimizer):

@@ -40,7 +40,7 @@ import numpy as np
 
 from minigrad.autograd.grad_mode import enable_grad
 from minigrad.optim.optimizer import Optimizer
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 # A scalar is either a Python number or, where PyTorch has a 0-dim tensor, a NumPy scalar of the parameters'
 # dtype; NumPy's promotion rules (NEP 50) then round mixed arithmetic as PyTorch does.

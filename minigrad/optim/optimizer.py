@@ -40,7 +40,7 @@ import numpy as np
 from minigrad.autograd.grad_mode import enable_grad
 from minigrad.autograd.graph import RemovableHandle
 from minigrad.dtypes import get_default_dtype
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 # Why each flag PyTorch offers for its other implementations can only keep its default here.
 _ONE_IMPLEMENTATION = {

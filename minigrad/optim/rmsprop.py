@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad.optim.adam import _lerp
 from minigrad.optim.optimizer import Optimizer, _check_non_negative
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class RMSprop(Optimizer):

@@ -18,7 +18,7 @@ from typing import Iterable
 import numpy as np
 
 from minigrad.optim.optimizer import Optimizer
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class SGD(Optimizer):

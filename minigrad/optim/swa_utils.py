@@ -41,7 +41,7 @@ from minigrad.nn.modules.batchnorm import _BatchNorm
 from minigrad.nn.modules.instancenorm import _InstanceNorm
 from minigrad.optim.lr_scheduler import LRScheduler, _format_param
 from minigrad.optim.optimizer import Optimizer
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = [
     "AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn", "get_ema_avg_fn",

@@ -44,7 +44,7 @@ from minigrad.autograd.differentiate import backward as _backward
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import enable_grad, no_grad
 from minigrad.autograd.graph import saved_tensors_hooks
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
 

@@ -23,7 +23,7 @@ from typing import Hashable, Iterable, NamedTuple, Sequence
 from minigrad.autograd import engine
 from minigrad.autograd.graph import AccumulateGrad, Node
 from minigrad.nn.module import Module
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.viz import style
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from minigrad.autograd import engine
 from minigrad.autograd.graph import AccumulateGrad, Node
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.viz import graph, style
 
 

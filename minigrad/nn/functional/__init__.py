@@ -80,7 +80,7 @@ from minigrad.ops.broadcast import integer, number
 from minigrad.ops.elementwise import DivScalar
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.softmax import LogSoftmax, Softmax
-from minigrad.tensor import Tensor, _operand, check_tensor
+from minigrad._tensor import Tensor, _operand, check_tensor
 
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 from minigrad.nn.functional.activations import (

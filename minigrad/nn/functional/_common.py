@@ -8,7 +8,7 @@ import inspect
 import sys
 
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor, check_tensor
+from minigrad._tensor import Tensor, check_tensor
 
 
 # What the guard at the top of each function lets through at once (a layer's weight is a

@@ -18,7 +18,7 @@ from minigrad.nn.ops.activation import (
 from minigrad.ops.broadcast import number
 from minigrad.ops.registry import tensor_method
 from minigrad.ops.softmax import LogSoftmax, Softmax
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _check_tensors
 
 

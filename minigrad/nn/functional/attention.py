@@ -10,7 +10,7 @@ import numpy as np
 
 from minigrad.dtypes import scalar_type_name
 from minigrad.functional_ops import cat, where
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 from minigrad.nn.functional.activations import softmax
 from minigrad.nn.functional.dense import linear

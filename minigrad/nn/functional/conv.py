@@ -9,7 +9,7 @@ import numpy as np
 
 from minigrad.nn.ops.conv import Conv2d, ConvTranspose2d
 from minigrad.nn.ops.linear_map import Col2Im, Im2Col
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 from minigrad.nn.functional.padding import pad
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from minigrad.dtypes import from_numpy_dtype
 from minigrad.functional_ops import broadcast_tensors, write_out
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 
 

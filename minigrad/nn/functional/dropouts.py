@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from minigrad.random import generator
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _check_tensors
 
 

@@ -19,7 +19,7 @@ from minigrad.nn.ops.reduced_loss import (
     BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, NllLoss2d, SmoothL1Loss,
 )
 from minigrad.ops.elementwise import DivScalar
-from minigrad.tensor import Tensor, _operand
+from minigrad._tensor import Tensor, _operand
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 from minigrad.nn.functional.distances import _floor_value
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from minigrad.functional_ops import where
 from minigrad.nn.ops.activation import Softplus, _check_float
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 from minigrad.nn.functional.activations import logsigmoid
 from minigrad.nn.functional.distances import pairwise_distance

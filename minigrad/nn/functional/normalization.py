@@ -10,7 +10,7 @@ import numpy as np
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.dtypes import scalar_type_name
 from minigrad.nn.ops.normalization import NativeBatchNorm, NativeGroupNorm, NativeLayerNorm, batch_statistics
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 from minigrad.nn.functional.padding import pad
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from minigrad.functional_ops import cat
 from minigrad.nn.ops.linear_map import ConstantPadNd, ReflectionPad, ReplicationPad
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _check_tensors
 
 

@@ -13,7 +13,7 @@ from minigrad.nn.ops.conv import (
     AdaptiveMaxPool2d, MaxPool2d, adaptive_bins, adaptive_windows, pool_out_size, pool_windows,
 )
 from minigrad.nn.ops.linear_map import AdaptiveAvgPool2d, AdaptiveAvgPool3d, AvgPool2d, AvgPool3d, MaxUnpool
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _check_tensors
 from minigrad.nn.functional.padding import pad
 from minigrad.nn.functional.conv import _CONV_LENGTH, _MAX_POOL1D_LENGTH, _POOL1D_LENGTH, _POOL2D_LENGTH, _ntuple

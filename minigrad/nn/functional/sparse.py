@@ -10,7 +10,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.dtypes import int32, int64
 from minigrad.functional_ops import where
 from minigrad.nn.ops.linear_map import Embedding
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 
 

@@ -14,7 +14,7 @@ from minigrad.nn.ops.linear_map import (
     UpsampleTrilinear3d,
 )
 from minigrad.ops.broadcast import integer
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _check_tensors
 from minigrad.nn.functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 

@@ -18,7 +18,7 @@ from minigrad.nn import functional as F
 from minigrad.nn.init import constant_
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class ReLU(Module):

@@ -14,7 +14,7 @@ from minigrad.nn.init import constant_, xavier_normal_, xavier_uniform_
 from minigrad.nn.module import Module
 from minigrad.nn.modules.linear import NonDynamicallyQuantizableLinear
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class MultiheadAttention(Module):

@@ -18,7 +18,7 @@ from minigrad.nn.module import Module
 from minigrad.nn.modules.lazy import LazyModuleMixin
 from minigrad.nn.modules.normalization import add_affine_parameters
 from minigrad.nn.parameter import UninitializedBuffer, UninitializedParameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class _BatchNorm(Module):

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from minigrad.nn.module import Module, _addindent
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class _IndexedModules(Module):

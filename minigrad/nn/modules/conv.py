@@ -10,7 +10,7 @@ from minigrad.nn.module import Module
 from minigrad.nn.modules.lazy import LazyModuleMixin
 from minigrad.nn.modules.linear import reset_weight_and_bias
 from minigrad.nn.parameter import Parameter, UninitializedParameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 

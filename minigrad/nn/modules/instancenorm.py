@@ -12,7 +12,7 @@ import warnings
 
 from minigrad.nn import functional as F
 from minigrad.nn.modules.batchnorm import _BatchNorm, _LazyNormBase
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class _InstanceNorm(_BatchNorm):

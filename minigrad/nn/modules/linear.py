@@ -12,7 +12,7 @@ from minigrad.nn import init
 from minigrad.nn.module import Module
 from minigrad.nn.modules.lazy import LazyModuleMixin
 from minigrad.nn.parameter import Parameter, UninitializedParameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class Identity(Module):

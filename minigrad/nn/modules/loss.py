@@ -12,7 +12,7 @@ from collections.abc import Callable
 from minigrad.nn import functional as F
 from minigrad.nn.module import Module
 from minigrad.nn.modules.distance import PairwiseDistance
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class _Loss(Module):

@@ -9,7 +9,7 @@ from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 def add_affine_parameters(module: Module, shape, affine: bool, bias: bool, dtype, device) -> None:

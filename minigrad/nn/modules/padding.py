@@ -11,7 +11,7 @@ from __future__ import annotations
 from minigrad.nn import functional as F
 from minigrad.nn.module import Module
 from minigrad.nn.modules.conv import _ntuple
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class _PadNd(Module):

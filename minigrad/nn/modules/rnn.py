@@ -35,7 +35,7 @@ from minigrad.nn import init
 from minigrad.nn.module import Module
 from minigrad.nn.ops.rnn import State, Step, fused_gru_step, fused_lstm_step, rnn_relu_step, rnn_tanh_step
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 _STEPS: dict[str, Step] = {"RNN_TANH": rnn_tanh_step, "RNN_RELU": rnn_relu_step, "LSTM": fused_lstm_step,
                           "GRU": fused_gru_step}

@@ -8,7 +8,7 @@ from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class Embedding(Module):

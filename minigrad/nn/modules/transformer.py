@@ -27,7 +27,7 @@ from minigrad.nn.modules.container import ModuleList
 from minigrad.nn.modules.dropout import Dropout
 from minigrad.nn.modules.linear import Linear
 from minigrad.nn.modules.normalization import LayerNorm
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]

@@ -33,7 +33,7 @@ from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.kernels.reference import _erf as _erf_array
 from minigrad.ops.elementwise import Where
 from minigrad.ops.layout import like_first
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

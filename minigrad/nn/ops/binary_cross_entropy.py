@@ -20,7 +20,7 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.nn.ops.reduced_loss import reduce_array, spread
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 _EPSILON = float(np.float32(1e-12))  # PyTorch's constant is a C float, also in float64 arithmetic
 _LOG_FLOOR = -100.0

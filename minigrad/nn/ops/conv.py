@@ -36,7 +36,7 @@ from minigrad.kernels import reference as ref
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.functional_ops import cat
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 def _wrapped(arrays: tuple) -> tuple:

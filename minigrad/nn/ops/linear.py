@@ -18,7 +18,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class Linear(Function):

@@ -20,7 +20,7 @@ import numpy as np
 from minigrad.autograd.differentiate import grad as autograd_grad
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import enable_grad, no_grad
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class LinearMap(Function):

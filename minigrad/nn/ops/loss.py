@@ -17,7 +17,7 @@ from minigrad import kernels
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.ops.elementwise import Where
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class CrossEntropy(Function):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 class NativeNorm(Function):

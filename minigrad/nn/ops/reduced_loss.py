@@ -17,7 +17,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.ops.shape import IndexAdd
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 def reduce_array(losses: np.ndarray, reduction: str) -> np.ndarray:

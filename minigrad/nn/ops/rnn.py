@@ -33,7 +33,7 @@ from minigrad.autograd.differentiate import grad as autograd_grad
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.nn import functional as F
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 State = tuple  # (h,) for RNN and GRU, (h, c) for LSTM
 Step = Callable[[Tensor, State, Tensor, "Tensor | None", "Tensor | None"], State]

@@ -21,7 +21,7 @@ from typing import Iterable
 from minigrad.autograd.grad_mode import no_grad
 from minigrad.functional_ops import stack
 from minigrad.creation import tensor
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 _Tensors = Tensor | Iterable[Tensor]
 

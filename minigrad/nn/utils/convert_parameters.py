@@ -5,7 +5,7 @@ from typing import Iterable
 
 from minigrad.functional_ops import cat
 from minigrad.ops.broadcast import type_name
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:

@@ -15,7 +15,7 @@ from minigrad.nn.modules.batchnorm import _BatchNorm
 from minigrad.nn.modules.conv import _ConvNd
 from minigrad.nn.modules.linear import Linear
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
 

@@ -31,7 +31,7 @@ from minigrad.nn import functional as F
 from minigrad.nn.module import Module
 from minigrad.nn.modules.conv import ConvTranspose1d, ConvTranspose2d
 from minigrad.nn.utils import parametrize
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 

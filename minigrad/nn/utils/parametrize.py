@@ -24,7 +24,7 @@ from minigrad.autograd.grad_mode import no_grad
 from minigrad.nn.module import Module
 from minigrad.nn.modules.container import ModuleDict, ModuleList
 from minigrad.nn.parameter import Parameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = [
     "cached", "ParametrizationList", "register_parametrization", "is_parametrized",

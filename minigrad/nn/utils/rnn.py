@@ -10,7 +10,7 @@ from typing import Sequence
 
 from minigrad.functional_ops import stack
 from minigrad.nn.functional import pad
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 def pad_sequence(sequences: Sequence[Tensor] | Tensor, batch_first: bool = False, padding_value: float = 0.0,

@@ -15,7 +15,7 @@ from minigrad.nn import functional as F
 from minigrad.nn.module import Module
 from minigrad.nn.modules.conv import ConvTranspose1d, ConvTranspose2d
 from minigrad.nn.parameter import Parameter, UninitializedParameter
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
            "remove_spectral_norm"]

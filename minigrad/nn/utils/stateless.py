@@ -10,7 +10,7 @@ import contextlib
 import warnings
 from typing import Any, Iterator, Mapping
 
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter, UninitializedParameter
 from minigrad.nn.utils.parametrizations import _norm_except_dim, _weight_norm
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 

@@ -1,0 +1,208 @@
+"""The backward engine: visit the graph in topological order, once per node.
+
+Two steps, both iterative so that a graph 100,000 nodes deep needs no recursion:
+
+1. ``topological_order``: count, for every node, how many edges lead into it
+   from its consumers; then repeatedly take a node whose consumers have all
+   run (Kahn's algorithm). Among ready nodes, the most recently created runs
+   first, as in PyTorch: this keeps memory low and the order deterministic.
+   (A graph that is one path, such as ``f(x)`` on a leaf, has one order: the
+   path itself, found without counting.)
+2. ``run_backward``: walk that order; each node gets the sum of the gradients
+   its consumers sent it, runs its backward, and sends a gradient to each input.
+   Unless ``retain_graph``, a node frees its saved tensors right after it runs.
+
+Side concerns sit in helpers beside the loop, behind one check per node: a
+node with hooks (``register_prehook``/``register_hook``), any node in anomaly
+mode (``Extensions.anomaly``), and any node of a pass that computes only some
+gradients (``autograd.grad``, ``backward(inputs=...)``: ``_plan``) runs through
+``_run_instrumented``. Which ready node runs first is ``Extensions.ReadyQueue``'s choice.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from minigrad.core.extension import Extensions
+from minigrad.core.grad_mode import _GradMode
+from minigrad.core.graph import Node
+from minigrad.core.instrumented import _GraphTask, _plan, _run_instrumented
+
+
+def topological_order(roots: Sequence[Node]) -> list[Node]:
+    """Every node reachable from ``roots``, each after all of its consumers."""
+    if len(roots) == 1:
+        chain = _chain_order(roots[0])
+        if chain is not None:
+            return chain
+    dependencies: dict[Node, int] = {}  # also the set of nodes reached through an edge
+    root_set = set(roots)
+    stack = list(root_set)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            if child in dependencies:
+                dependencies[child] += 1
+            else:
+                dependencies[child] = 1
+                if child not in root_set:
+                    stack.append(child)
+
+    ready = Extensions.ReadyQueue()
+    for node in sorted((node for node in root_set if node not in dependencies), key=_newest_first):
+        ready.push(node)
+    order = []
+    while ready.heap:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            dependencies[child] -= 1
+            if dependencies[child] == 0:
+                ready.push(child)
+    return order
+
+
+def _newest_first(node: Node) -> int:
+    return -node._sequence_nr
+
+
+def _chain_order(node: Node) -> list[Node] | None:
+    """The order of a graph that is one path (each node leads to at most one other node), or None.
+
+    A path has one topological order, itself: no dependency counts, no heap.
+    (A custom Function on a leaf, ``y = f(x)``, is such a graph.)
+    """
+    order = [node]
+    while True:
+        following = None
+        for child, _ in node.next_functions:
+            if child is not None and child is not following:
+                if following is not None:
+                    return None  # it branches: the general algorithm decides the order
+                following = child
+        if following is None:
+            return order
+        order.append(following)
+        node = following
+
+
+_order_function: Callable[[Sequence[Node]], list[Node]] = topological_order
+_observers: list[Callable] = []
+
+
+@contextlib.contextmanager
+def use_order(order_function: Callable[[Sequence[Node]], list[Node]]) -> Iterator[None]:
+    """Let ``order_function(roots)`` decide the order of every backward in this block.
+
+    This is how a learner's own topological sort drives the real engine.
+    """
+    global _order_function
+    previous, _order_function = _order_function, order_function
+    try:
+        yield
+    finally:
+        _order_function = previous
+
+
+@contextlib.contextmanager
+def observe(callback: Callable[[Node, list, tuple], None]) -> Iterator[None]:
+    """Call ``callback(node, grad_outputs, grad_inputs)`` right after each node runs in this block.
+
+    This is how ``minigrad.viz.BackwardStepper`` shows the engine's real order.
+    """
+    _observers.append(callback)
+    try:
+        yield
+    finally:
+        _observers.remove(callback)
+
+
+# PyTorch computes inf * 0 = nan and friends without a word; so does backward here. (The decorator
+# sets NumPy's error state once per pass: cheaper than a ``with np.errstate(...)`` block.)
+@np.errstate(all="ignore")
+def run_backward(
+    roots: Sequence[tuple[Node, int]],
+    root_grads: Sequence,
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[tuple[Node, int]] = (),
+    accumulate: bool = True,
+) -> list:
+    """Propagate ``root_grads`` from the ``roots`` edges down to the leaves.
+
+    With ``inputs`` (edges), only the nodes that lead to one of them run, and
+    the others are not even visited (their hooks are not called), as in
+    PyTorch. With ``accumulate`` (``backward(inputs=...)``) the input nodes run
+    too: a leaf's AccumulateGrad fills its ``.grad``, a non-leaf's
+    ``retain_grad`` fills its. Without (``autograd.grad``), the gradients that
+    reach those edges are returned, and an input's node runs only if it leads
+    to another input; the gradient is taken after the node's tensor hooks if
+    the node does not run, before them if it does (the hooks then run with it).
+    A single root is always visited: its tensor hooks run even if it leads to
+    no input (PyTorch starts from it; several roots hang from a dummy node).
+    That selection is made before the loop (``_plan``) and applied by
+    ``_run_instrumented``, which also runs the nodes with hooks and anomaly mode.
+    """
+    buffers: dict[Node, list] = {}
+    for (node, output_nr), grad in zip(roots, root_grads):
+        _add_to_buffer(buffers, node, output_nr, grad)
+    order = _order_function(list(buffers))
+    task = _GraphTask()
+    task.id, task.accumulates, task.plan = next(_GraphTask._ids), not inputs, None
+    if inputs:
+        task.plan = _plan(order, {node for node, _ in inputs}, accumulate)
+        if len(roots) == 1:
+            task.plan.setdefault(roots[0][0], False)
+        order = [node for node in order if node in task.plan]  # PyTorch does not visit the others
+        task.captures = () if accumulate else {node for node, _ in inputs}
+        task.captured = {}
+    plain = not inputs and Extensions.anomaly is None  # then a node without hooks runs bare
+
+    outer_task, _GraphTask.current = _GraphTask.current, task
+    grad_was_enabled, _GradMode.enabled = _GradMode.enabled, bool(create_graph)  # create_graph records backward
+    try:
+        for node in order:
+            grads = buffers.pop(node, None)
+            if plain and node._node_hooks is None:
+                if grads is None:  # as in PyTorch, still visited: its tensor hooks get None
+                    grads = node._call_pre_hooks([None] * node._num_outputs)
+                    if not node._custom and all(g is None for g in grads):
+                        node._unpack_saved()  # no gradient in, none out: it computes nothing, but checks its saved
+                        grads = None
+                elif node._pre_hooks is not None or node._retains_grad is not None:
+                    grads = node._call_pre_hooks(grads)
+                input_grads = (None,) * len(node.next_functions) if grads is None else node._run_backward(grads)
+            else:
+                input_grads = _run_instrumented(node, grads, task)
+                if input_grads is None:
+                    continue
+            if _observers:
+                for callback in _observers:
+                    callback(node, grads, input_grads)
+            if not retain_graph:
+                node.release_variables()
+            edges = node.next_functions
+            for i, grad in enumerate(input_grads):  # (_add_to_buffer, without the call)
+                if grad is not None:
+                    child, output_nr = edges[i]
+                    if child is not None:
+                        slots = buffers.get(child)
+                        if slots is None:
+                            slots = buffers[child] = [None] * child._num_outputs
+                        slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
+    finally:
+        _GradMode.enabled, _GraphTask.current = grad_was_enabled, outer_task
+    return [task.captured.get(edge) for edge in inputs] if inputs and not accumulate else []
+
+
+def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad) -> None:
+    """Sum gradients arriving at the same node output (a tensor used several times)."""
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * node._num_outputs
+    slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad

@@ -1,0 +1,225 @@
+"""PyTorch's rules for the unusual calls of a Function: a first reading of the core skips this file.
+
+``function.py`` records the common call in a few lines: tensors in, new float
+tensors out. This file holds what PyTorch does in every other case, which
+custom Functions meet and learners' tests check: keyword arguments, an input
+returned as it is or changed in place (``mark_dirty``), outputs that get no
+gradient, a gradient of the wrong kind or shape from a user's backward.
+"""
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import NoReturn
+
+from minigrad.core import graph as _graph  # (_graph.Tensor: the registered tensor class)
+from minigrad.core.broadcast import is_expandable_to, sum_to
+from minigrad.core.extension import Extensions
+
+
+def _bind_keywords(cls: type, args: tuple, kwargs: dict) -> tuple:
+    """Keyword arguments of ``apply`` as the positional arguments of ``forward`` they name (PyTorch 2)."""
+    params = list(inspect.signature(cls.forward).parameters.values())
+    if cls._forward_takes_ctx:
+        params = params[1:]  # ctx
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    args = list(args)
+    for name in positional[len(args):]:
+        if not kwargs:
+            break
+        if name not in kwargs:
+            raise TypeError(f"{cls.__name__}.apply() missing argument '{name}': pass it before the keyword arguments that follow it")
+        args.append(kwargs.pop(name))
+    if kwargs:
+        raise TypeError(f"forward() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return tuple(args)
+
+
+def raise_bad_gradient(self, i: int, g) -> NoReturn:
+    """A user's backward returned something that is not a gradient for input ``i``."""
+    if self._input_meta[i] is None:
+        raise RuntimeError(
+            f"function {self.name()} returned a gradient different than None at position {i + 1}, "
+            "but the corresponding forward input was not a Tensor: return None for it"
+        )
+    hint = " (wrap NumPy results with minigrad.tensor(...))" if hasattr(g, "__array__") else ""
+    raise RuntimeError(f"function {self.name()} returned {type(g).__name__} at position {i + 1}: expected Tensor or None{hint}")
+
+
+
+def sum_to_input(self, i: int, g, shape: tuple):
+    """A gradient of the broadcast shape is summed back, as PyTorch does; any other shape is an error."""
+    if not is_expandable_to(shape, g._data.shape):
+        raise RuntimeError(
+            f"Function {self.name()} returned an invalid gradient at index {i} - got "
+            f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+        )
+    return sum_to(g, shape)
+
+
+
+
+def connect_output(self, i: int, out, inputs: tuple, nr: int):
+    """Output ``i`` of this call, wired to this node as gradient slot ``nr`` if it gets a gradient."""
+    custom, dirty = self._custom, _index_of(out, self._dirty) is not None
+    is_input = _index_of(out, inputs) is not None
+    differentiable = out._data.dtype.kind == "f" and _index_of(out, self._non_differentiable) is None
+    if custom and not differentiable:
+        out = _without_gradient(out, is_input, dirty)
+    elif is_input and not dirty:
+        out = _alias(out)  # an input returned as-is: a new tensor, so this node's backward runs
+    if out._view_meta is not None and not dirty:
+        Extensions.views.connect_output(self, i, out)
+    if not differentiable:
+        if not custom:
+            out._requires_grad = False
+    elif dirty and out._base is not None:  # a view changed in place: its base gets the new history
+        Extensions.views.rebase(self, out, inputs, nr)
+    elif dirty:
+        out._set_history(self, nr)  # retain_grad moves to the new version; hooks stay with the old one
+    else:
+        out._requires_grad, out._grad_fn, out._output_nr = True, self, nr
+    return out
+
+
+
+
+def _mark_dirty_outputs(ctx, inputs: tuple, outputs: tuple, recording: bool) -> None:
+    """Inputs that forward modified in place, checked as PyTorch does: they must be returned, and a
+    recorded in-place change must be one autograd can represent (PyTorch checks only those that
+    get a gradient: a float tensor not marked non-differentiable). Their version goes up."""
+    dirty = []
+    for t in ctx._dirty:
+        if _index_of(t, outputs) is None:
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as output. "
+                "The inputs that are modified inplace must all be outputs of the Function."
+            )
+        if _index_of(t, inputs) is None:
+            warnings.warn(
+                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have "
+                "been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=3,
+            )
+            continue  # then it is an ordinary output
+        recorded = recording and t._data.dtype.kind == "f" and _index_of(t, ctx._non_differentiable) is None
+        if recorded and t._base is not None:
+            if sum(isinstance(o, _graph.Tensor) for o in outputs) > 1:
+                raise RuntimeError(
+                    "If your Function modifies inplace an input that is a view of another Tensor, your "
+                    "Function cannot return more than one Tensor. This is not supported by the current "
+                    "autograd engine. You should either make sure the input is not a view (using .clone() "
+                    "for example) or make your Function only return one Tensor (potentially splitting it "
+                    "into two Functions: one doing the inplace that returns a single Tensor and a second "
+                    "one that does the other operations)."
+                )
+            Extensions.views.check_inplace(t)
+        elif recorded and t._requires_grad and t.grad_fn is None:
+            raise RuntimeError(
+                "a leaf Tensor that requires grad has been used in an in-place operation: modify a "
+                "copy (.clone()), or apply the Function under minigrad.no_grad()."
+            )
+        t._version_counter.value += 1  # as PyTorch's apply; it also counts writes made through NumPy
+        if recorded:
+            t._grad = None  # PyTorch's custom Functions drop a retained .grad here (its built-in in-place ops keep it)
+        dirty.append(t)
+    ctx._dirty = tuple(dirty)
+
+
+def _unrecorded_outputs(ctx, inputs: tuple, outputs: tuple, grad_enabled: bool) -> tuple:
+    """The outputs of a custom Function call that recorded nothing (grad mode off, or no input
+    requires grad), as PyTorch makes them: each gets no gradient (``_without_gradient``), and a
+    view among them is refused in-place changes that would need a history: it counts as made in
+    no_grad mode, and with grad mode on, as made by a custom Function."""
+    Tensor = _graph.Tensor
+    result = []
+    for out in outputs:
+        if isinstance(out, Tensor):
+            is_input = _index_of(out, inputs) is not None
+            returned = _without_gradient(out, is_input, _index_of(out, ctx._dirty) is not None)
+            # an input changed in place and returned as it is stays the view it was (PyTorch leaves it alone)
+            if returned._view_meta is not None and not (returned is out and is_input):
+                # (an input changed in place and returned as it is stays the view it was, as in PyTorch)
+                Extensions.views.unrecorded_output(returned, grad_enabled)
+            out = returned
+        result.append(out)
+    return tuple(result)
+
+
+def _without_gradient(out, is_input: bool, dirty: bool):
+    """An output of a custom Function that gets no gradient, as PyTorch makes it (its
+    ``custom_function.cpp``): an input comes back as a new tensor, a view of it if it
+    requires no grad and was not changed in place, else a detached alias, so the input
+    itself keeps its ``requires_grad`` and history; any other output requiring grad is
+    detached in place, unless it is a view (which requires grad through its base)."""
+    if not out.requires_grad:
+        return _alias(out) if is_input and not dirty else out
+    if is_input:
+        return out.detach()
+    if out._base is None:
+        out.detach_()
+    return out
+
+
+def _index_of(t, tensors: tuple) -> int | None:
+    """The position of ``t`` in ``tensors``, or None: by identity (``in`` would call Tensor.__eq__)."""
+    for i, o in enumerate(tensors):
+        if o is t:
+            return i
+    return None
+
+
+
+
+def _alias(t):
+    """A new tensor object on the same memory, for an output that must be a distinct tensor (a view
+    that cannot be taken again from its base, where the views layer is installed)."""
+    return t.detach() if Extensions.views is None else Extensions.views.alias(t)
+
+
+def _warn_instantiated(self, *args, **kwargs) -> None:
+    """``Function.__init__``: instances are PyTorch 0.x's style; ``apply`` is called on the class."""
+    warnings.warn(
+        f"{type(self).__name__} should not be instantiated. Methods on autograd functions are "
+        "all static, so you should invoke them on the class itself.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+
+def _refuse_instance_call(self, *args, **kwargs):
+    """``Function.__call__``: calling an instance (the 0.x style) is refused, as in PyTorch."""
+    raise RuntimeError(
+        "Legacy autograd function with non-static forward method is deprecated. Please use "
+        "new-style autograd function with static forward method: call "
+        f"{type(self).__name__}.apply(...) on the class, not on an instance. (For the old "
+        "instance style, subclass minigrad.autograd.StatefulFunction.)"
+    )
+
+
+def _pick_backward(cls: type, Function: type):
+    """The method the node calls: ``backward``, or ``vjp`` (its PyTorch alias), not both."""
+    if cls.backward is not Function.backward and cls.vjp is not Function.vjp:
+        def both(ctx, *grad_outputs):
+            raise RuntimeError(
+                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                f"should only implement one of them (in {cls.__name__}, keep backward)."
+            )
+        return both
+    return cls.vjp if cls.vjp is not Function.vjp else cls.backward
+
+
+def _apply_unrecorded(cls: type, args: tuple):
+    """``apply`` of a built-in op with grad mode off: forward runs, nothing is recorded. Grad mode is
+    already off, an in-place forward still bumps its version (``mark_dirty``), and a view it makes
+    is marked as made in no_grad mode (PyTorch refuses to record in-place ops on such views)."""
+    ctx = cls._backward_cls((False,) * len(args))
+    if cls._forward_takes_ctx:
+        outputs = cls.forward(ctx, *args)
+    else:
+        outputs = cls.forward(*args)
+        cls.setup_context(ctx, args, outputs)
+    if ctx._dirty:
+        _mark_dirty_outputs(ctx, args, outputs if type(outputs) is tuple else (outputs,), False)
+    for out in outputs if type(outputs) is tuple else (outputs,):
+        if isinstance(out, _graph.Tensor) and out._view_meta is not None:
+            out._view_meta.no_grad = True  # (only the views layer makes tensors with _view_meta)
+    return outputs
