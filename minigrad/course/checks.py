@@ -58,8 +58,9 @@ def expect_tensor(value: Any, what: str) -> Any:
     kind = type(value).__name__
     if isinstance(value, (tuple, list)):
         inner = ", ".join(type(v).__name__ for v in list(value)[:3]) + (", ..." if len(value) > 3 else "")
-        raise Finding(f"{what} returned a {kind} of {len(value)} ({inner}), where one tensor was expected: "
-                      f"return the tensor itself, not a {kind} holding it")
+        fix = (f"return the tensor itself, not a {kind} holding it" if len(value) == 1 else
+               "make one tensor of them (minigrad.stack(...) or minigrad.cat(...))")
+        raise Finding(f"{what} returned a {kind} of {len(value)} ({inner}), where one tensor was expected: {fix}")
     raise Finding(f"{what} returned a {kind}, where a minigrad tensor was expected")
 
 

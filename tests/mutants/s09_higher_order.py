@@ -100,4 +100,19 @@ def hessian(f, x):
         lost={"newton_quadratic"},
         feedback={"newton_quadratic": "never change x0 itself"},
     ),
+    # -- what the worksheet says, checked (issue 28) ----------------------------------------------
+    Mutant(
+        "hvp_through_backward_and_x_grad",
+        edit("hvp", "    hv, = grad((g * v).sum(), x)\n    return hv", "    (g * v).sum().backward()\n    return x.grad"),
+        lost={"hvp_quadratic", "hvp_rosenbrock", "hvp_two_passes", "hessian", "hessian_columns", "newton_quadratic",
+              "newton_rosenbrock"},
+        feedback={"hvp_quadratic": "hvp wrote x.grad: you called .backward()"},
+    ),
+    Mutant(
+        "hessian_returned_as_a_list",
+        edit("hessian", "return minigrad.stack([hvp(f, x, basis[i]) for i in range(n)], 1)",
+             "return [hvp(f, x, basis[i]) for i in range(n)]"),
+        lost={"hessian", "hessian_columns", "newton_quadratic", "newton_rosenbrock"},
+        feedback={"hessian": "hessian(f, x) returned a list of 2 (Tensor, Tensor), where one tensor was expected"},
+    ),
 ]

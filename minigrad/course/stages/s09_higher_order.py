@@ -17,7 +17,7 @@ import numpy as np
 
 import minigrad
 from minigrad.autograd import grad as autograd_grad
-from minigrad.course.checks import Check, Stage, Verdict, clip, close, fmt
+from minigrad.course.checks import Check, Stage, Verdict, clip, close, expect_tensor, fmt
 
 F64 = minigrad.float64
 
@@ -37,6 +37,11 @@ def _attempt(fn) -> dict:
         raise
     except (RuntimeError, TypeError, ValueError) as e:  # np.linalg.LinAlgError is a ValueError
         return {"error": clip(f"{type(e).__name__}: {e}", 400)}
+
+
+def _tensor_or_none(value, what: str):
+    """``value`` if it is a tensor (or None, which the judges name); else a ``Finding`` saying what it is."""
+    return None if value is None else expect_tensor(value, what)
 
 
 def rosenbrock(x):
@@ -66,9 +71,10 @@ FUNCTIONS = {
 def probe_second_derivative(ns: dict, rng: np.random.Generator) -> dict:
     result = {}
     for name, f in FUNCTIONS.items():
-        x = _leaf(rng.uniform(-1.5, 1.5, 5))
+        x = _leaf(rng.uniform(-1.5, 1.5, int(rng.integers(3, 7))))
         (first,) = autograd_grad(f(x).sum(), x)
-        result[name] = {"x": x, "first": first, **_attempt(lambda f=f, x=x: ns["second_derivative"](f, x))}
+        result[name] = {"x": x, "first": first, **_attempt(lambda f=f, x=x: _tensor_or_none(
+            ns["second_derivative"](f, x), "second_derivative(f, x)"))}
     return result
 
 
@@ -112,7 +118,7 @@ def judge_second_derivative_clean(mine: dict, ref: dict) -> Verdict:
 
 # -- hvp -----------------------------------------------------------------------------------
 def probe_hvp_quadratic(ns: dict, rng: np.random.Generator) -> dict:
-    n = 4
+    n = int(rng.integers(3, 7))
     m = rng.standard_normal((n, n))
     a = m + m.T
     b = rng.standard_normal(n)
@@ -122,7 +128,14 @@ def probe_hvp_quadratic(ns: dict, rng: np.random.Generator) -> dict:
         return 0.5 * (x * (a_t @ x)).sum() + (b_t * x).sum()
 
     x, v = _leaf(rng.standard_normal(n)), _const(rng.standard_normal(n))
-    return {"A": a, "v": v, **_attempt(lambda: ns["hvp"](f, x, v))}
+    result = {"A": a, "v": v, **_attempt(lambda: _tensor_or_none(ns["hvp"](f, x, v), "hvp(f, x, v)"))}
+    if "ok" in result:  # a second call on the same x, as hessian makes: nothing of the first may remain
+        if result["ok"] is not None:
+            result["ok"] = result["ok"].detach().clone()  # x.grad itself, if hvp returned it: the next call adds into it
+        v2 = _const(rng.standard_normal(n))
+        result.update({"x_grad": x.grad, "v2": v2,
+                       "again": _attempt(lambda: _tensor_or_none(ns["hvp"](f, x, v2), "hvp(f, x, v)"))})
+    return result
 
 
 def _hvp_error(error: str) -> str:
@@ -144,6 +157,16 @@ def judge_hvp_quadratic(mine: dict, ref: dict) -> Verdict:
                               "of x): differentiate the scalar (g * v).sum(), with g the gradient of f made with "
                               "create_graph=True")
     if close(got, want):
+        again = mine["again"]
+        if mine["x_grad"] is not None:
+            return Verdict(False, "hvp wrote x.grad: you called .backward(), which adds into x.grad, so a second call "
+                                  "on the same x adds the first one's result to its own (and hessian calls hvp n "
+                                  "times on one x). Use grad(...), which returns the gradient and leaves x.grad alone")
+        if "error" in again or again["ok"] is None or not close(again["ok"], ref["again"]["ok"]):
+            said = again.get("error") or fmt(again.get("ok"))
+            return Verdict(False, f"a second hvp(f, x, v) on the same x gave {said}, expected A v = "
+                                  f"{fmt(ref['again']['ok'])}: each call must start afresh from x (hessian calls hvp "
+                                  "n times on one x)")
         return Verdict(True)
     if close(got, a @ np.ones_like(v)):
         return Verdict(False, f"for f(x) = ½ xᵀAx + bᵀx, hvp gave {fmt(got)} = A · 1 (the row sums of A), expected "
@@ -156,7 +179,7 @@ def judge_hvp_quadratic(mine: dict, ref: dict) -> Verdict:
 def probe_hvp_rosenbrock(ns: dict, rng: np.random.Generator) -> dict:
     x = _leaf(rng.uniform(-1.5, 1.5, 2))
     v = _const(rng.standard_normal(2))
-    return {"x": x, "v": v, **_attempt(lambda: ns["hvp"](rosenbrock, x, v))}
+    return {"x": x, "v": v, **_attempt(lambda: _tensor_or_none(ns["hvp"](rosenbrock, x, v), "hvp(f, x, v)"))}
 
 
 def judge_hvp_rosenbrock(mine: dict, ref: dict) -> Verdict:
@@ -245,7 +268,8 @@ def probe_hessian(ns: dict, rng: np.random.Generator) -> dict:
     for name, f, n in (("Rosenbrock", rosenbrock, 2), ("x0·x1·x2 + x0²·x2 + exp(x1/2)", _cubic, 3)):
         x = _leaf(rng.uniform(-1.5, 1.5, n))
         (g,) = autograd_grad(f(x), x)
-        result[name] = {"x": x, "g": g, **_attempt(lambda f=f, x=x: ns["hessian"](f, x))}
+        result[name] = {"x": x, "g": g, **_attempt(lambda f=f, x=x: _tensor_or_none(ns["hessian"](f, x),
+                                                                                    "hessian(f, x)"))}
     return result
 
 
