@@ -20,6 +20,9 @@ from minigrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from minigrad.autograd.stateful import StatefulFunction
 from minigrad.autograd.anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from minigrad.autograd import anomaly_mode, function, functional, engine, graph
+from minigrad.autograd.multi_grad_hook import register_multi_grad_hook
+
+graph.register_multi_grad_hook = register_multi_grad_hook  # (PyTorch's place for it: torch.autograd.graph)
 
 __all__ = [
     "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction", "StatefulFunction", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",

@@ -8,7 +8,7 @@ from minigrad.core.engine import (  # noqa: F401
     _add_to_buffer, _chain_order, _GraphTask, _plan, _run_instrumented, observe, run_backward, topological_order,
     use_order,
 )
-from minigrad.core.instrumented import current_graph_task_id  # noqa: F401
+from minigrad.core.instrumented import current_graph_task_id, will_engine_execute_node  # noqa: F401
 from minigrad.core.graph import Node
 
 

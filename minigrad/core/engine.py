@@ -153,7 +153,7 @@ def run_backward(
         _add_to_buffer(buffers, node, output_nr, grad)
     order = _order_function(list(buffers))
     task = _GraphTask()
-    task.id, task.accumulates, task.plan = next(_GraphTask._ids), not inputs, None
+    task.id, task.accumulates, task.plan, task.order = next(_GraphTask._ids), not inputs, None, order
     if inputs:
         task.plan = _plan(order, {node for node, _ in inputs}, accumulate)
         if len(roots) == 1:

@@ -42,7 +42,7 @@ import numpy as np
 from minigrad.core import graph as _graph  # (_graph.Tensor: the registered tensor class)
 from minigrad.core.extension import Extensions
 from minigrad.core.function_rules import (
-    _apply_unrecorded, _bind_keywords, _index_of, _mark_dirty_outputs, _pick_backward, _refuse_instance_call,
+    _apply_unrecorded, _bind_keywords, _has_defaults, _index_of, _mark_dirty_outputs, _pick_backward, _refuse_instance_call,
     _unrecorded_outputs,
     _warn_instantiated, connect_output, raise_bad_gradient, sum_to_input,
 )
@@ -61,7 +61,7 @@ class Function:
         Otherwise nothing is recorded and the outputs come back as forward made
         them (a custom Function's, adjusted as PyTorch does: ``_unrecorded_outputs``).
         """
-        if kwargs:
+        if kwargs or cls._binds_defaults:
             args = _bind_keywords(cls, args, kwargs)
         grad_enabled = _GradMode.enabled
         if not (grad_enabled or cls._custom):  # a built-in op in no_grad mode (so every op a backward runs)
@@ -131,6 +131,7 @@ class Function:
     # included (PyTorch's arithmetic wraps a number in a 0-d tensor): exactly they get edges.
     _operands: tuple[int, ...] | None = None
     _forward_takes_ctx = True  # False when setup_context is overridden
+    _binds_defaults = False  # then True if forward has defaults: setup_context sees them (PyTorch's apply)
     # A custom Function (one not defined in minigrad, or one that declares _custom = True): PyTorch
     # treats its node apart from its built-in ops' nodes, and minigrad checks everything its backward returns.
     _custom = False
@@ -140,6 +141,7 @@ class Function:
         super().__init_subclass__(**kwargs)
         node_name = cls.__dict__.get("node_name", cls.__name__ + "Backward")
         cls._forward_takes_ctx = cls.setup_context is Function.setup_context  # decided once, not per apply
+        cls._binds_defaults = not cls._forward_takes_ctx and _has_defaults(cls.forward)
         cls._custom = cls.__dict__.get("_custom", not cls.__module__.startswith("minigrad."))
         cls._backward_cls = type(node_name.rpartition("::")[2], (FunctionCtx,), {
             "_forward_cls": cls, "_node_name": node_name, "_user_backward": _pick_backward(cls, Function),

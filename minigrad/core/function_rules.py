@@ -17,8 +17,17 @@ from minigrad.core.broadcast import is_expandable_to, sum_to
 from minigrad.core.extension import Extensions
 
 
+def _has_defaults(forward) -> bool:
+    return any(p.default is not p.empty for p in inspect.signature(forward).parameters.values())
+
+
 def _bind_keywords(cls: type, args: tuple, kwargs: dict) -> tuple:
-    """Keyword arguments of ``apply`` as the positional arguments of ``forward`` they name (PyTorch 2)."""
+    """Keyword arguments of ``apply`` as the positional arguments of ``forward`` they name (PyTorch 2);
+    with ``setup_context``, forward's defaults too (PyTorch binds them, so setup_context sees them)."""
+    if cls._binds_defaults:
+        bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args
     params = list(inspect.signature(cls.forward).parameters.values())
     if cls._forward_takes_ctx:
         params = params[1:]  # ctx

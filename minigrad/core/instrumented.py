@@ -12,7 +12,7 @@ import itertools
 from typing import Callable, Sequence
 
 from minigrad.core.extension import Extensions
-from minigrad.core.graph import Node
+from minigrad.core.graph import AccumulateGrad, Node
 
 
 class _GraphTask:
@@ -24,8 +24,8 @@ class _GraphTask:
     gradients it returns (``captured``, for the nodes in ``captures``).
     """
 
-    # accumulates: False for autograd.grad and backward(inputs=...)
-    __slots__ = ("id", "accumulates", "plan", "captures", "captured")
+    # accumulates: False for autograd.grad and backward(inputs=...); order: the nodes the pass visits
+    __slots__ = ("id", "accumulates", "plan", "captures", "captured", "order")
     current: "_GraphTask | None" = None
     _ids = itertools.count()
 
@@ -33,6 +33,18 @@ class _GraphTask:
 def current_graph_task_id() -> int:
     """An id for the backward pass now running, or -1 outside backward (as ``torch._C._current_graph_task_id``)."""
     return -1 if _GraphTask.current is None else _GraphTask.current.id
+
+
+def will_engine_execute_node(node: Node) -> bool:
+    """Whether the pass now running runs (or, in ``autograd.grad``, captures at) ``node``
+    (``torch._C._will_engine_execute_node``: ``register_multi_grad_hook`` counts with it)."""
+    task = _GraphTask.current
+    if task is None:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    if task.plan is not None and task.captures and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return node in task.plan if task.plan is not None else node in task.order
 
 
 def _plan(order: list[Node], targets: set, accumulate: bool) -> dict[Node, bool]:
