@@ -196,4 +196,18 @@ MUTANTS = [
         lost={"cnn", "training"},
         feedback={"cnn": "use your Conv2d layers"},
     ),
+    # -- what the worksheet says, checked (issue 28) ----------------------------------------------
+    Mutant(
+        "cnn_without_relu",
+        {"cnn": _swap(_swap(CNN, "x = self.conv1(x).relu()", "x = self.conv1(x)"),
+                      "x = self.conv2(x).relu()", "x = self.conv2(x)")},
+        lost={"cnn", "training"},
+        feedback={"cnn": "has no ReLU at all"},
+    ),
+    Mutant(
+        "cnn_without_the_second_relu",
+        {"cnn": _swap(CNN, "x = self.conv2(x).relu()", "x = self.conv2(x)")},
+        lost={"cnn", "training"},
+        feedback={"cnn": "has no ReLU after conv2"},
+    ),
 ]

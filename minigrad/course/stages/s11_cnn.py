@@ -374,13 +374,44 @@ def _conv_nodes(root, backward_cls) -> int:
     return count
 
 
+CNN_SHAPES = [[8, 1, 3, 3], [8], [16, 8, 3, 3], [16], [10, 1024], [10]]
+CNN_VARIANTS = {  # the layers' order with a ReLU left out: computed by the probe with minigrad's own ops
+    "no_relu": "has no ReLU at all: both ReLUs are missing",
+    "no_first_relu": "has no ReLU after conv1",
+    "no_second_relu": "has no ReLU after conv2",
+}
+
+
+def _cnn_variants(params: list, x) -> dict:
+    """The CNN's output with the given parameter values, as minigrad computes it, with and without each ReLU."""
+    w1, b1, w2, b2, w3, b3 = params
+    out = {}
+    with minigrad.no_grad():
+        for name, (first, second) in {"expected": (True, True), "no_relu": (False, False),
+                                      "no_first_relu": (False, True), "no_second_relu": (True, False)}.items():
+            h = F.conv2d(x, w1, b1, padding=1)
+            h = h.relu() if first else h
+            h = F.conv2d(h, w2, b2, padding=1)
+            h = h.relu() if second else h
+            out[name] = F.linear(h.flatten(1), w3, b3)
+    return out
+
+
 def probe_cnn(ns: dict, rng: np.random.Generator) -> dict:
     model = ns["CNN"]()
-    shapes = [list(p.shape) for p in model.parameters()]
+    params = list(model.parameters())
+    shapes = [list(p.shape) for p in params]
     x = minigrad.tensor(rng.random((5, 1, 8, 8)).astype(np.float32))
+    values = [minigrad.tensor((rng.standard_normal(s) * (0.5 if len(s) > 1 else 0.3)).astype(np.float32))
+              for s in CNN_SHAPES]
+    if shapes == CNN_SHAPES:  # known values, so that the output can be compared (and a missing ReLU named)
+        with minigrad.no_grad():
+            for p, v in zip(params, values):
+                p.copy_(v.to(p.dtype))
     y = model(x)
     return {"module": isinstance(model, nn.Module), "shapes": shapes, "out": list(y.shape),
-            "convs": _conv_nodes(y.grad_fn, ns["Conv2dFunction"]._backward_cls)}
+            "convs": _conv_nodes(y.grad_fn, ns["Conv2dFunction"]._backward_cls),
+            "y": y.detach() if shapes == CNN_SHAPES else None, "variants": _cnn_variants(values, x)}
 
 
 def judge_cnn(mine: dict, ref: dict) -> Verdict:
@@ -395,6 +426,14 @@ def judge_cnn(mine: dict, ref: dict) -> Verdict:
     if mine["convs"] != 2:
         return Verdict(False, f"CNN's output graph has {mine['convs']} node(s) of your Conv2dFunction, expected 2: "
                               "use your Conv2d layers")
+    if mine["y"] is not None and not close(mine["y"], ref["variants"]["expected"], rtol=1e-3, atol=1e-4):
+        for variant, words in CNN_VARIANTS.items():
+            if close(mine["y"], ref["variants"][variant], rtol=1e-3, atol=1e-4):
+                return Verdict(False, f"with its parameters set to known values, your CNN's output is that of a CNN "
+                                      f"that {words}: conv1, ReLU, conv2, ReLU, flatten, fc. Without a ReLU between "
+                                      "them, linear layers in a row collapse into one linear map")
+        return Verdict(False, f"with its parameters set to known values, CNN() gave {fmt(mine['y'])}, expected "
+                              f"{fmt(ref['variants']['expected'])}: conv1, ReLU, conv2, ReLU, flatten, fc")
     return Verdict(True)
 
 
