@@ -125,3 +125,71 @@ def test_in_place_on_an_expand_is_still_refused():
     t = minigrad.zeros(1, dtype=minigrad.float64).expand(4)
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         t += minigrad.ones(4, dtype=minigrad.float64)
+
+
+# -- optimizers: a step after the first allocates nothing of the parameter's size -------------------
+
+OPTIMIZERS = {
+    "SGD": ("SGD", dict(lr=0.1)),
+    "SGD momentum wd": ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.01)),
+    "SGD nesterov": ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True)),
+    "SGD dampening maximize": ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.01, maximize=True)),
+    "Adam": ("Adam", dict(lr=0.01)),
+    "Adam wd": ("Adam", dict(lr=0.01, weight_decay=0.1)),
+    "Adam amsgrad maximize": ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True, maximize=True)),
+    "Adam beta1 0.3": ("Adam", dict(lr=0.01, betas=(0.3, 0.9))),  # (the other side of PyTorch's lerp)
+    "AdamW": ("AdamW", dict(lr=0.01)),
+    "AdamW amsgrad": ("AdamW", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+}
+
+
+def _train(L, name: str, shape, transposed_grad: bool, steps: int = 3, dtype=np.float64):
+    """``steps`` steps of an optimizer on one parameter; the peak traced during each step."""
+    cls, kwargs = OPTIMIZERS[name]
+    n = int(np.prod(shape))
+    p = L.nn.Parameter(L.tensor(data(0, n, dtype).reshape(shape)))
+    opt = getattr(L.optim, cls)([p], **kwargs)
+    peaks = []
+    for step in range(steps):
+        g = data(step + 1, n, dtype)
+        # a gradient in the other memory order than p: the blocks then come from np.nditer
+        p.grad = L.tensor(g.reshape(shape[::-1])).T if transposed_grad else L.tensor(g.reshape(shape))
+        peaks.append(peak_bytes(opt.step))
+    return p.detach().numpy(), peaks
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizer_steps_allocate_nothing_after_the_first_and_match_torch(name):
+    shape = (N,)
+    values, peaks = _train(minigrad, name, shape, transposed_grad=False)
+    expected, _ = _train(torch, name, shape, transposed_grad=False)
+    np.testing.assert_allclose(values, expected, rtol=1e-12, atol=1e-15)
+    assert max(peaks[1:]) < N * 8 / 10, (
+        f"{name}: steps after the first allocated {[round(p / 1e6, 2) for p in peaks]} MB for an 8 MB parameter")
+
+
+@pytest.mark.parametrize("name", ["SGD nesterov", "Adam amsgrad maximize", "AdamW"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_optimizer_steps_in_blocks_on_any_layout(name, dtype):
+    shape = (1000, 1100)  # more than one block; the gradient transposed in memory
+    values, peaks = _train(minigrad, name, shape, transposed_grad=True, dtype=dtype)
+    expected, _ = _train(torch, name, shape, transposed_grad=True, dtype=dtype)
+    tolerance = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(values, expected, rtol=tolerance, atol=tolerance)
+    assert max(peaks[1:]) < 1000 * 1100 * np.dtype(dtype).itemsize / 5
+
+
+def test_blocks_give_the_whole_array_computation_bit_for_bit():
+    from minigrad.optim.optimizer import BLOCK, blocks
+
+    rng = np.random.default_rng(0)
+    for shape, orders in [((3, 5), "CC"), ((BLOCK + 7,), "CC"), ((300, 500), "CF"), ((300, 500), "FF")]:
+        p = np.asarray(rng.standard_normal(shape), order=orders[0])
+        g = np.asarray(rng.standard_normal(shape), order=orders[1])
+        expected = p - 0.1 * (g + 0.01 * p)
+        for P, G, s in blocks([p, g], [True, False], scratch=1):
+            np.multiply(P, 0.01, out=s)
+            np.add(G, s, out=s)
+            np.multiply(s, 0.1, out=s)
+            np.subtract(P, s, out=P)
+        np.testing.assert_array_equal(p, expected)

@@ -25,7 +25,7 @@ from typing import Iterable
 
 import numpy as np
 
-from minigrad.optim.optimizer import Optimizer, _check_betas, _check_non_negative
+from minigrad.optim.optimizer import Optimizer, _check_betas, _check_non_negative, blocks
 from minigrad._tensor import Tensor
 
 
@@ -94,19 +94,55 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))  # v
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
-        if group["maximize"]:
-            grad = -grad
         state["step"] += 1
         t = state["step"]
-        grad = _apply_weight_decay(p, grad, group)
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        _update_averages(m, v, grad, beta1, beta2)
-        if group["amsgrad"]:
-            v_max = state["max_exp_avg_sq"]._data
-            np.maximum(v_max, v, out=v_max)
-            v = v_max
-        denom = np.sqrt(v) / math.sqrt(1 - beta2**t) + group["eps"]
-        p._data += (-(lr / (1 - beta1**t)) * m) / denom
+        self._step_in_blocks(p, grad, group, state, t)
+
+    @staticmethod
+    def _step_in_blocks(p: Tensor, grad: np.ndarray, group: dict, state: dict, t: int) -> None:
+        """The update above, into p, m and v's memory with ``out=``, a block at a time through two
+        scratch blocks (``optimizer.blocks``): it allocates nothing. p.grad is left alone."""
+        (beta1, beta2), lr, eps, weight_decay = group["betas"], group["lr"], group["eps"], group["weight_decay"]
+        decoupled, amsgrad = group.get("decoupled_weight_decay"), group["amsgrad"]
+        arrays = [p._data, grad, state["exp_avg"]._data, state["exp_avg_sq"]._data]
+        if amsgrad:
+            arrays.append(state["max_exp_avg_sq"]._data)
+        weight = 1 - beta1
+        bias_correction2 = math.sqrt(1 - beta2**t)
+        step_size = -(lr / (1 - beta1**t))
+        for part in blocks(arrays, [True, False, True, True, True][:len(arrays)], scratch=2):
+            P, G, M, V, s1, s2 = *part[:4], part[-2], part[-1]
+            g = G
+            if group["maximize"]:
+                g = np.negative(G, out=s1)
+            if weight_decay != 0:
+                if decoupled:  # AdamW: p = p * (1 - lr * wd)
+                    np.multiply(P, 1 - lr * weight_decay, out=P)
+                else:  # Adam: g = g + wd * p
+                    np.multiply(P, weight_decay, out=s2)
+                    g = np.add(g, s2, out=s1)
+            # m = lerp(m, g, 1 - beta1), PyTorch's formula (_lerp)
+            np.subtract(g, M, out=s2)
+            if weight < 0.5:
+                np.multiply(s2, weight, out=s2)
+                np.add(M, s2, out=M)
+            else:
+                np.multiply(s2, 1 - weight, out=s2)
+                np.subtract(g, s2, out=M)
+            # v = beta2 * v + (1 - beta2) * g * g
+            np.multiply(V, beta2, out=V)
+            np.multiply(g, 1 - beta2, out=s2)
+            np.multiply(s2, g, out=s2)
+            np.add(V, s2, out=V)
+            if amsgrad:
+                V = np.maximum(part[4], V, out=part[4])
+            # p = p + (-lr / (1 - beta1 ** t)) * m / (sqrt(v) / sqrt(1 - beta2 ** t) + eps)
+            denom = np.sqrt(V, out=s2)
+            np.divide(denom, bias_correction2, out=denom)
+            np.add(denom, eps, out=denom)
+            np.multiply(M, step_size, out=s1)
+            np.divide(s1, denom, out=s1)
+            np.add(P, s1, out=P)
 
 
 class AdamW(Adam):

@@ -6,8 +6,11 @@ parts at different rates. ``state[p]`` keeps what an algorithm remembers about
 parameter ``p`` between steps (a momentum buffer, Adam's averages).
 
 ``step()`` changes the parameters' NumPy arrays in place, outside autograd: an
-update is not an operation to differentiate, and in place it allocates
-nothing. Each update bumps the parameter's version counter, exactly as an
+update is not an operation to differentiate. ``SGD``, ``Adam`` and ``AdamW``
+allocate no array of a parameter's size after their first step (which creates
+their state): they work through each parameter in blocks (``blocks``), writing
+every intermediate into two scratch blocks with NumPy's ``out=`` (made once, reused). The
+other optimizers still make a temporary array or two per step. Each update bumps the parameter's version counter, exactly as an
 in-place tensor operation would, so a graph that saved the old values and is
 backpropagated later reports the change instead of silently using new values.
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import threading
 import warnings
 from collections import OrderedDict, defaultdict
 from typing import Any, Callable, Iterable
@@ -112,6 +116,51 @@ def _hooked(step: Callable) -> Callable:
 
     return step_with_hooks
 
+
+BLOCK = 65536  # elements: the size of a step's scratch arrays, whatever a parameter's size
+_scratch = threading.local()  # per thread: dtype -> scratch arrays of BLOCK elements, made once
+
+
+def _scratch_arrays(dtype: np.dtype, count: int) -> list[np.ndarray]:
+    """``count`` scratch arrays of ``BLOCK`` elements of ``dtype``, the same ones at every step (fresh
+    ones would cost page faults at every step as well as the allocation)."""
+    cache = getattr(_scratch, "arrays", None)
+    if cache is None:
+        cache = _scratch.arrays = {}
+    arrays = cache.setdefault(dtype, [])
+    while len(arrays) < count:
+        arrays.append(np.empty(BLOCK, dtype))
+    return arrays[:count]
+
+
+def blocks(arrays: list[np.ndarray], writes: list[bool], scratch: int):
+    """Walk same-shaped ``arrays`` together in blocks of at most ``BLOCK`` elements: yield for each
+    block the arrays' parts (1-D, or the arrays themselves when they are one block), then
+    ``scratch`` scratch arrays of the block's shape and the first array's dtype, whose values are
+    garbage (a step writes them before reading them).
+
+    A part of an array marked in ``writes`` is written back into it (it is a view, or a buffer of
+    ``np.nditer``'s that the iterator copies back), so an elementwise update done with ``out=``
+    into the parts is an update of the whole, in place, with scratch memory of one block: for an
+    elementwise computation the result is the same, bit for bit, as on the whole arrays.
+    """
+    first = arrays[0]
+    spare = _scratch_arrays(first.dtype, scratch)
+    if first.size <= BLOCK:
+        yield (*arrays, *(s[:first.size].reshape(first.shape) for s in spare))
+        return
+    if all(a.flags.c_contiguous for a in arrays):  # (the usual case: slicing is cheaper than nditer)
+        flat = [a.reshape(-1) for a in arrays]
+        for start in range(0, first.size, BLOCK):
+            stop = min(start + BLOCK, first.size)
+            yield (*(a[start:stop] for a in flat), *(s[:stop - start] for s in spare))
+        return
+    iterator = np.nditer(arrays, flags=["external_loop", "buffered", "zerosize_ok"], buffersize=BLOCK,
+                         op_flags=[["readwrite"] if w else ["readonly"] for w in writes])
+    with iterator:
+        for parts in iterator:
+            n = len(parts[0])
+            yield (*parts, *(s[:n] for s in spare))
 
 class Optimizer:
     """Base class: subclasses call ``super().__init__(params, defaults)`` and define ``step``."""

@@ -17,7 +17,7 @@ from typing import Iterable
 
 import numpy as np
 
-from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.optimizer import Optimizer, blocks
 from minigrad._tensor import Tensor
 
 
@@ -51,17 +51,45 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: np.ndarray, group: dict, state: dict) -> None:
-        weight_decay, momentum = group["weight_decay"], group["momentum"]
-        if group["maximize"]:
-            grad = -grad
-        if weight_decay != 0:
-            grad = grad + weight_decay * p._data  # a new array: p.grad itself is left alone
+        """The update above, into p's memory (and the buffer's) with ``out=``, a block at a time through
+        two scratch blocks (``optimizer.blocks``): after the first step, which makes the buffer, it
+        allocates nothing. p.grad itself is left alone."""
+        weight_decay, momentum, dampening, lr = group["weight_decay"], group["momentum"], group["dampening"], group["lr"]
+        maximize, nesterov = group["maximize"], group["nesterov"]
+        arrays, writes = [p._data, grad], [True, False]
+        first = False
         if momentum != 0:
             buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = Tensor._wrap(grad.copy())
-            else:
-                buf._data *= momentum
-                buf._data += (1 - group["dampening"]) * grad
-            grad = grad + momentum * buf._data if group["nesterov"] else buf._data
-        p._data -= group["lr"] * grad
+            if buf is None:  # the first step: the buffer starts as the (decayed) gradient
+                buf = state["momentum_buffer"] = Tensor._wrap(np.empty_like(grad))
+                first = True
+            arrays.append(buf._data)
+            writes.append(True)
+        for part in blocks(arrays, writes, scratch=2):
+            P, G, s1, s2 = part[0], part[1], part[-2], part[-1]
+            g = G
+            if weight_decay != 0:  # g = (-)G + weight_decay * P
+                np.multiply(P, weight_decay, out=s1)
+                np.subtract(s1, G, out=s1) if maximize else np.add(G, s1, out=s1)
+                g = s1
+            elif maximize:
+                g = np.negative(G, out=s1)
+            if momentum != 0:
+                B = part[2]
+                if first:
+                    np.copyto(B, g)
+                else:
+                    np.multiply(B, momentum, out=B)
+                    if dampening != 0:  # (1 - 0) * g is g: skipping the product changes no bit
+                        g_scaled = np.multiply(g, 1 - dampening, out=s2)
+                        np.add(B, g_scaled, out=B)
+                    else:
+                        np.add(B, g, out=B)
+                if nesterov:  # g = g + momentum * B
+                    np.multiply(B, momentum, out=s2)
+                    g = np.add(g, s2, out=s2)
+                else:
+                    g = B
+            step = g if g is s1 or g is s2 else s2  # (never into G, p.grad's memory, nor into the buffer)
+            np.multiply(g, lr, out=step)
+            np.subtract(P, step, out=P)
