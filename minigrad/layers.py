@@ -81,7 +81,7 @@ from minigrad.functional_ops import (
 from minigrad import autograd, data, func, nn, optim, return_types
 from minigrad import distributions  # torch.distributions: Normal, Categorical, kl_divergence ...
 from minigrad.nn.functional import cosine_similarity, pairwise_distance  # (torch has them at the top too)
-from minigrad import accelerator, backends, cuda, utils  # CPU only: cuda/mps/accelerator report "not available"
+from minigrad import accelerator, backends, cuda, distributed, utils  # CPU only: cuda/mps/accelerator report "not available"
 from minigrad.serialization import load, save
 # Writes along indices, splits and shape helpers, assembled tensors, searches and counts.
 from minigrad.ops import assembly, reshaping, scatter, search  # noqa: F401

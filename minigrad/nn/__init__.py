@@ -11,11 +11,13 @@ as functions, one file per family), ``modules/`` (the layers that hold parameter
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
     loss = F.cross_entropy(model(x), y)
 """
-from minigrad.nn import functional, init, utils
+from minigrad.nn import functional, init, parallel, utils
+from minigrad.nn.parallel import DataParallel
 from minigrad.nn.module import Module
 from minigrad.nn.modules import *  # noqa: F403  (the layers; their list is modules.__all__)
 from minigrad.nn.modules import __all__ as _layers
 from minigrad.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Module", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init", "utils",
+__all__ = ["DataParallel", "Module", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init",
+           "parallel", "utils",
            *_layers]
