@@ -81,4 +81,20 @@ MUTANTS = [
         lost={"recorder_records", "recorder_removes"},
         feedback={"recorder_records": "a closure made inside a loop sees the loop's final value"},
     ),
+    # -- the concept on random shapes (issue 28) ------------------------------------------------
+    Mutant(
+        "clip_norm_per_row",
+        edit("clip_hook", "        norm = (grad * grad).sum().sqrt().item()\n        if norm > max_norm:\n"
+                          "            return grad * (max_norm / norm)\n        return grad",
+             "        norm = (grad * grad).sum(-1, keepdim=True).sqrt()\n"
+             "        return grad * (max_norm / norm).clamp(max=1.0)"),
+        lost={"clip_by_norm", "clip_returns_new"},
+        feedback={"clip_by_norm": "was scaled row by row"},
+    ),
+    Mutant(
+        "clip_norm_by_a_dot_product",
+        edit("clip_hook", "norm = (grad * grad).sum().sqrt().item()", "norm = (grad @ grad).sqrt().item()"),
+        lost={"clip_by_norm", "clip_returns_new"},
+        feedback={"clip_by_norm": "at `norm = (grad @ grad).sqrt().item()"},
+    ),
 ]

@@ -171,17 +171,28 @@ def judge_inplace_guards(mine: dict, ref: dict) -> Verdict:
 
 
 # -- clip_gradients_hook -------------------------------------------------------------------
+def _random_shape(rng: np.random.Generator, least: int = 1) -> tuple:
+    """A gradient's shape drawn from the seed: a vector, a matrix (not square) or a 3-D block, with at
+    least ``least`` dimensions."""
+    dims = int(rng.integers(least, 4))
+    shape = [int(n) for n in rng.integers(2, 6, dims)]
+    if dims == 2 and shape[0] == shape[1]:
+        shape[1] += 1
+    return tuple(shape)
+
+
 def probe_clip_engine(ns: dict, rng: np.random.Generator) -> dict:
     max_norm = float(rng.uniform(0.5, 1.5))
-    direction = rng.standard_normal(4)
+    shape = _random_shape(rng, least=2)  # a gradient's norm is over all its elements, not row by row
+    direction = rng.standard_normal(shape)
     direction /= np.linalg.norm(direction)
-    results = {"max_norm": max_norm}
+    results = {"max_norm": max_norm, "shape": list(shape)}
     for case, norm in (("large", 5.0), ("small", 0.3)):
-        x = _leaf(rng.standard_normal(4))
+        x = _leaf(rng.standard_normal(shape))
         x.register_hook(ns["clip_gradients_hook"](max_norm))
         (x * _const(norm * direction)).sum().backward()
         results[case] = {"norm": norm, "grad": x.grad, "raw": norm * direction}
-    x = _leaf(rng.standard_normal(4))
+    x = _leaf(rng.standard_normal(shape))
     h = x * 2.0
     h.register_hook(ns["clip_gradients_hook"](max_norm))
     (h * _const(3.0 * direction)).sum().backward()
@@ -197,6 +208,11 @@ def judge_clip_engine(mine: dict, ref: dict) -> Verdict:
         return Verdict(False, "with the hook on x, x.grad stayed None")
     got = np.asarray(large["grad"], dtype=np.float64)
     if not close(got, ref["large"]["grad"]):
+        if got.shape == raw.shape and raw.ndim > 1 and close(
+                got, raw * np.minimum(1.0, max_norm / np.linalg.norm(raw, axis=-1, keepdims=True))):
+            return Verdict(False, f"a gradient of shape {tuple(raw.shape)} and norm 5 was scaled row by row (each "
+                                  "row's own norm): the norm of a gradient is over all of its elements, "
+                                  "(grad * grad).sum().sqrt(), one number for the whole tensor")
         if close(got, np.clip(raw, -max_norm, max_norm)):
             return Verdict(False, f"a gradient of norm 5 with max_norm = {max_norm:.3g} became {fmt(got.tolist())}: you "
                                   "clipped each element to ±max_norm, which changes the gradient's direction. Scale "
@@ -217,7 +233,7 @@ def judge_clip_engine(mine: dict, ref: dict) -> Verdict:
 
 def probe_clip_direct(ns: dict, rng: np.random.Generator) -> dict:
     hook = ns["clip_gradients_hook"](1.0)
-    g = _const(rng.standard_normal(5) * 4)
+    g = _const(rng.standard_normal(_random_shape(rng, least=2)) * 4)
     before = g.numpy().copy()
     returned = hook(g)
     after = g.numpy()
@@ -244,8 +260,9 @@ def _record_run(x, w, g):
 
 
 def probe_recorder(ns: dict, rng: np.random.Generator) -> dict:
-    x, w = _leaf(rng.standard_normal(3)), _const(rng.standard_normal(3))
-    g = _const(rng.standard_normal(3))
+    shape = _random_shape(rng)
+    x, w = _leaf(rng.standard_normal(shape)), _const(rng.standard_normal(shape))
+    g = _const(rng.standard_normal(shape))
     counts = []
     loss, h = _record_run(x, w, g)
     recorder = ns["GradientRecorder"]({"x": x, "h": h})
