@@ -70,6 +70,26 @@ def test_mutant_loses_exactly_its_points(stage_key, mutant):
         assert words in feedback[check_id], feedback[check_id]
 
 
+def _diagnosed_cases():
+    for info in pkgutil.iter_modules(tests.mutants.__path__):
+        diagnoses = getattr(importlib.import_module(f"minigrad.course.stages.{info.name}"), "DIAGNOSES", None)
+        if diagnoses:
+            for mutant in importlib.import_module(f"tests.mutants.{info.name}").MUTANTS:
+                yield pytest.param(info.name[1:], mutant, diagnoses, id=f"{info.name}-{mutant.name}")
+
+
+@pytest.mark.parametrize("stage_key,mutant,diagnoses", list(_diagnosed_cases()))
+def test_feedback_names_the_mutants_own_mistake_and_no_other(stage_key, mutant, diagnoses):
+    """Issue 28 item 3: a hint names a mistake only when the learner's results are that mistake's."""
+    assert not mutant.diagnosis or mutant.diagnosis in diagnoses, mutant.diagnosis
+    namespace, _ = _learner_namespace(stage_key, mutant)
+    report = run_stage(get_stage(stage_key), namespace)
+    told = {key for key, phrase in diagnoses.items() for r in report.results if phrase in r.feedback}
+    assert told <= {mutant.diagnosis}, (told, [r.feedback for r in report.results if r.feedback])
+    if mutant.diagnosis:
+        assert told == {mutant.diagnosis}, [r.feedback for r in report.results if r.feedback]
+
+
 @pytest.mark.parametrize("stage_key", sorted({p.stem for p in (ROOT / "solutions").glob("*.ipynb")}))
 def test_solution_scores_full_marks_and_exercise_zero(stage_key):
     stage = get_stage(stage_key)

@@ -776,13 +776,13 @@ def outcome_dict(o: Outcome) -> dict:
 
 def format_table(results: list[StageResult]) -> str:
     lines = [f"{'stage':28} {'generated':>9} {'run':>5} {'equiv':>6} {'killed':>7} {'timeout':>7} "
-             f"{'survived':>8} {'justified':>9} {'killed%':>8}"]
+             f"{'survived':>8} {'justified':>9} {'killed%':>8} {'+justified':>10}"]
     for r in results:
         live = r.killed + len(r.survivors)
         share = 100.0 * r.killed / live if live else 100.0
         lines.append(f"{r.stage:28} {r.generated:9d} {len(r.outcomes):5d} {r.count('equivalent'):6d} "
                      f"{r.killed:7d} {r.count('timeout'):7d} {len(r.survivors):8d} {len(r.survivors) - len(r.unjustified):9d} "
-                     f"{share:7.1f}%")
+                     f"{share:7.1f}% {100.0 * r.score:9.1f}%")
     return "\n".join(lines)
 
 

@@ -7,6 +7,9 @@ per check, words the feedback must contain: the advice written for that mistake.
 ``added`` are cells the learner added above the first replaced cell (helpers, imports), run
 as the grader runs them; ``borrowed`` is ``part -> names`` whose code must be reported as not
 coming from the learner's cells (``program.borrowed_names``; empty for every other mutant).
+``diagnosis`` names the mistake (a key of the stage module's ``DIAGNOSES``, phrase by phrase what the
+feedback says for each known mistake): the feedback must say the mutant's own diagnosis, and never
+another's ("" for a mutant whose feedback may only state what was observed).
 """
 from __future__ import annotations
 
@@ -21,3 +24,4 @@ class Mutant:
     feedback: dict[str, str] = field(default_factory=dict)
     added: tuple[str, ...] = ()
     borrowed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    diagnosis: str = ""

@@ -63,6 +63,7 @@ def topological_order(root):
 '''},
         lost={"order_deep_chain"},
         feedback={"order_deep_chain": "recursion limit"},
+        diagnosis="recursion",
     ),
     Mutant(
         "no_visited_set",
@@ -79,6 +80,7 @@ def topological_order(root):
 '''},
         lost={"order_diamonds"},
         feedback={"order_diamonds": "never finished"},
+        diagnosis="no_visited_set",
     ),
     Mutant(
         "duplicates_in_order",
@@ -116,6 +118,7 @@ def topological_order(root):
 '''},
         lost={"order_topological", "order_deep_chain", "order_diamonds", "order_drives_engine"},
         feedback={"order_topological": "gradient would be incomplete"},
+        diagnosis="breadth_first",
     ),
     Mutant(
         "overwrite_instead_of_accumulate",
@@ -123,6 +126,7 @@ def topological_order(root):
             "slot[output_nr] = g if output_nr not in slot else slot[output_nr] + g", "slot[output_nr] = g")},
         lost={"backward_accumulates"},
         feedback={"backward_accumulates": "add the incoming gradients instead of overwriting"},
+        diagnosis="overwrites",
     ),
     Mutant(
         "accumulates_in_place",
@@ -132,6 +136,7 @@ def topological_order(root):
             "                else:\n                    slot[output_nr] = g")},
         lost={"backward_accumulates"},
         feedback={"backward_accumulates": "a node's backward may hand one tensor to several inputs"},
+        diagnosis="accumulates_in_place",
     ),
     Mutant(  # not a mistake: the issue-11 learner's helper cell, which the grader must run too
         "helper_in_a_cell_of_its_own",
@@ -147,6 +152,7 @@ def topological_order(root):
             "            if not retain_graph:\n                node.release_variables()\n", "")},
         lost={"backward_frees"},
         feedback={"backward_frees": "release_variables"},
+        diagnosis="never_frees",
     ),
     Mutant(
         "always_frees",
@@ -155,11 +161,94 @@ def topological_order(root):
             "            node.release_variables()")},
         lost={"backward_retain_graph"},
         feedback={"backward_retain_graph": "retain_graph=True a second run_backward raised"},
+        diagnosis="always_frees",
     ),
     Mutant(
         "records_the_backward",
         {"run_backward": BACKWARD.replace("    with minigrad.no_grad():\n", "    if True:\n")},
         lost={"backward_simple", "backward_accumulates", "backward_frees", "backward_retain_graph"},
         feedback={"backward_simple": "no_grad"},
+        diagnosis="records_the_backward",
+    ),
+    Mutant(  # issue 28: 11/11 before the checks used random graphs; (a*3)+(a*4) gave a.grad = 8, not 14
+        "depth_first_preorder_with_a_visited_set",
+        {"topological_order": '''
+def topological_order(root):
+    order, seen, stack = [], {root}, [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return order
+'''},
+        lost={"order_topological", "order_deep_chain", "order_diamonds", "order_drives_engine"},
+        feedback={"order_topological": "Your order is a depth-first preorder"},
+        diagnosis="depth_first_preorder",
+    ),
+    Mutant(
+        "recursive_preorder",
+        {"topological_order": '''
+def topological_order(root):
+    order, seen = [], set()
+    def visit(node):
+        seen.add(node)
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                visit(child)
+    visit(root)
+    return order
+'''},
+        lost={"order_topological", "order_deep_chain", "order_diamonds", "order_drives_engine"},
+        feedback={"order_topological": "Your order is a depth-first preorder"},
+        diagnosis="depth_first_preorder",
+    ),
+    Mutant(  # issue 28: counts a consumer per edge, releases once per consumer: (h * h) drops h's producers
+        "releases_once_per_consumer",
+        {"topological_order": KAHN.replace(
+            "        order.append(node)\n        for child, _ in node.next_functions:\n            if child is None:\n"
+            "                continue\n",
+            "        order.append(node)\n        for child in {c for c, _ in node.next_functions if c is not None}:\n")},
+        lost=ORDER_CHECKS,
+        feedback={"order_complete": "count one consumer per edge"},
+        diagnosis="releases_once_per_consumer",
+    ),
+    Mutant(  # counts a consumer once, releases per edge: a node shared by h * h is released early
+        "counts_once_per_consumer",
+        {"topological_order": KAHN.replace(
+            "        for child, _ in node.next_functions:\n            if child is None:\n                continue\n"
+            "            consumers[child] = consumers.get(child, 0) + 1",
+            "        for child in {c for c, _ in node.next_functions if c is not None}:\n"
+            "            consumers[child] = consumers.get(child, 0) + 1")},
+        lost={"order_topological", "order_deep_chain", "order_diamonds", "order_drives_engine"},
+        feedback={"order_topological": "which consumes it"},
+    ),
+    Mutant(  # issue 28: a walk that marks a node visited when it is taken off the stack lists it twice
+        "visited_when_popped",
+        {"topological_order": '''
+def topological_order(root):
+    order, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        seen.add(node)
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                stack.append(child)
+    return order
+'''},
+        lost=ORDER_CHECKS,
+        feedback={"order_complete": "times in your order"},
+    ),
+    Mutant(  # issue 28: a backward pass that only ever passes output 0 to a node
+        "only_output_0",
+        {"run_backward": BACKWARD.replace("node(*[grads.get(i) for i in range(node.num_outputs)])",
+                                          "node(grads.get(0))")},
+        lost={"backward_simple", "backward_accumulates", "backward_frees", "backward_retain_graph"},
+        feedback={"backward_simple": "only output 0's gradient reached the node"},
+        diagnosis="only_output_0",
     ),
 ]

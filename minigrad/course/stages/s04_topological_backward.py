@@ -29,39 +29,141 @@ def small_graph(rng: np.random.Generator) -> dict[str, list[str]]:
     }
 
 
+def square_graph(rng: np.random.Generator) -> dict[str, list[str]]:
+    """loss = (h * h).sum() with h = a * b: one node uses the same producer twice (two edges)."""
+    leaves = ["AccumulateGrad(a)", "AccumulateGrad(b)"]
+    rng.shuffle(leaves)
+    return {"SumBackward0": ["MulBackward0(h*h)"], "MulBackward0(h*h)": ["MulBackward0(h)", "MulBackward0(h)"],
+            "MulBackward0(h)": leaves}
+
+
+def random_dag(rng: np.random.Generator, size: int) -> dict[str, list]:
+    """A random graph with diamonds and shared subgraphs: node i's producers are drawn from the nodes after
+    it, each node has a consumer before it (so all are reachable from node0), some edges are doubled (like
+    h * h), and some inputs are None (an input that needs no gradient)."""
+    names = [f"node{i}" for i in range(size)]
+    edges: dict[str, list] = {name: [] for name in names}
+    for i in range(1, size):
+        for j in rng.choice(i, size=min(i, int(rng.integers(1, 4))), replace=False):  # consumers of node i
+            edges[names[j]].append(names[i])
+            if rng.random() < 0.15:
+                edges[names[j]].append(names[i])  # used twice by the same node
+    for name in names:
+        if edges[name] and rng.random() < 0.2:
+            edges[name].insert(int(rng.integers(0, len(edges[name]) + 1)), None)
+        order = rng.permutation(len(edges[name]))
+        edges[name] = [edges[name][k] for k in order]
+    return {name: producers for name, producers in edges.items() if producers}
+
+
+def probe_graphs_of(rng: np.random.Generator) -> list[tuple[str, dict]]:
+    graphs = [("loss = sum(a*b + exp(a*b)) * c", small_graph(rng)), ("loss = (h * h).sum()", square_graph(rng))]
+    graphs += [(f"a random graph of {n} nodes with diamonds and shared subgraphs", random_dag(rng, n))
+               for n in (8, 12, 16, 24)]
+    return graphs
+
+
 def _names(order) -> list[str]:
     return [n.name() for n in order]
 
 
 # -- topological_order -----------------------------------------------------------------
 def probe_order(ns: dict, rng: np.random.Generator) -> dict:
-    edges = small_graph(rng)
-    order = ns["topological_order"](probe_graphs.build(edges))
-    return {"order": _names(order), "edges": [[c, p] for c, ps in edges.items() for p in ps]}
+    found = []
+    for title, edges in probe_graphs_of(rng):
+        order = ns["topological_order"](probe_graphs.build(edges))
+        found.append({"title": title, "order": _names(order),
+                      "edges": [[c, p] for c, ps in edges.items() for p in ps if p is not None]})
+    return {"graphs": found}
+
+
+def _children(edges: list) -> dict[str, list[str]]:
+    children: dict[str, list[str]] = {}
+    for consumer, producer in edges:
+        children.setdefault(consumer, []).append(producer)
+    return children
+
+
+def _walks(edges: list, root: str) -> list[tuple[str, list[str]]]:
+    """The orders that common wrong walks give on a graph: known mistakes the feedback can name."""
+    children = _children(edges)
+    walks = []
+    order, seen, stack = [], {root}, [root]  # a depth-first preorder with a visited set (a stack)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for child in children.get(node, []):
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    walks.append(("a depth-first preorder", order))
+    order, seen = [], set()  # a recursive depth-first preorder
+
+    def visit(node):
+        seen.add(node)
+        order.append(node)
+        for child in children.get(node, []):
+            if child not in seen:
+                visit(child)
+    visit(root)
+    walks.append(("a depth-first preorder", order))
+    order, seen, queue = [], {root}, [root]  # breadth first with a visited set
+    while queue:
+        node = queue.pop(0)
+        order.append(node)
+        for child in children.get(node, []):
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+    walks.append(("a breadth-first order", order))
+    return walks
+
+
+def _diagnosis(graph: dict) -> str:
+    """Which known wrong walk the learner's order is, if any, and why that walk is wrong."""
+    order, edges = graph["order"], graph["edges"]
+    root = edges[0][0] if edges else (order[0] if order else "")
+    for name, walk in _walks(edges, root):
+        if order == walk:
+            return (f" Your order is {name}: it lists a node when it first reaches it, but a node with "
+                    "several consumers can be reached through one of them before the others are listed (a "
+                    "diamond), and then its gradient would be used before it is complete.")
+    return ""
 
 
 def judge_complete(mine: dict, ref: dict) -> Verdict:
-    order, expected = mine["order"], ref["order"]
-    repeated = sorted({n for n in order if order.count(n) > 1})
-    if repeated:
-        return Verdict(False, f"{repeated[0]} appears {order.count(repeated[0])} times in your order: "
-                              "a node reachable along several paths must be listed once (keep a set of visited nodes)")
-    missing = [n for n in expected if n not in order]
-    if missing:
-        return Verdict(False, f"your order leaves out {missing[0]}: follow next_functions from every node, "
-                              "all the way down to the AccumulateGrad leaves")
-    if len(order) != len(expected):
-        return Verdict(False, f"your order has {len(order)} nodes; the graph has {len(expected)}")
+    for graph, expected_graph in zip(mine["graphs"], ref["graphs"]):
+        order, expected, title = graph["order"], expected_graph["order"], graph["title"]
+        repeated = sorted({n for n in order if order.count(n) > 1})
+        if repeated:
+            return Verdict(False, f"on {title}, {repeated[0]} appears {order.count(repeated[0])} times in your order: "
+                                  "a node reachable along several paths must be listed once (keep a set of visited "
+                                  "nodes, and list a node only once)")
+        missing = [n for n in expected if n not in order]
+        if missing:
+            doubled = {p for c, p in expected_graph["edges"]
+                       if expected_graph["edges"].count([c, p]) > 1}
+            if missing[0] in doubled or any(n in doubled for n in missing):
+                return Verdict(False, f"on {title}, your order leaves out {missing[0]}. A node can use the same "
+                                      "input twice (h * h: two edges from one consumer to MulBackward0(h)); count "
+                                      "one consumer per edge, and take one away per edge, so that each count "
+                                      "reaches zero exactly once")
+            return Verdict(False, f"on {title}, your order leaves out {missing[0]}: follow next_functions from every "
+                                  "node, all the way down to the AccumulateGrad leaves")
+        if len(order) != len(expected):
+            return Verdict(False, f"on {title}, your order has {len(order)} nodes; the graph has {len(expected)}")
     return Verdict(True)
 
 
 def judge_topological(mine: dict, ref: dict) -> Verdict:
-    position = {n: i for i, n in enumerate(mine["order"])}
-    for consumer, producer in ref["edges"]:
-        if position[producer] < position[consumer]:
-            return Verdict(False, f"your order visits {producer} before {consumer}, which consumes it: "
-                                  f"{producer}'s gradient would be incomplete when it runs. A node may run only "
-                                  "after every node that uses its output (count each node's consumers first)")
+    for graph, expected_graph in zip(mine["graphs"], ref["graphs"]):
+        position = {n: i for i, n in enumerate(graph["order"])}
+        for consumer, producer in expected_graph["edges"]:
+            if position[producer] < position[consumer]:
+                return Verdict(False, f"on {graph['title']}, your order visits {producer} before {consumer}, which "
+                                      f"consumes it: {producer}'s gradient would be incomplete when it runs. A node "
+                                      "may run only after every node that uses its output (count each node's "
+                                      "consumers first)." + _diagnosis(expected_graph | {"order": graph["order"]}))
     return Verdict(True)
 
 
@@ -112,12 +214,31 @@ def _leaves(rng: np.random.Generator, *shapes):
     return [minigrad.tensor(rng.standard_normal(s), dtype=minigrad.float64, requires_grad=True) for s in shapes]
 
 
+class _TwoOutputs(minigrad.autograd.Function):
+    """A node with two outputs, (2x, 3x): run_backward must hand it one gradient per output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, g0, g1=None):  # g1=None: a pass that hands over output 0 only gets a number to judge
+        return (0 if g0 is None else g0 * 2) + (0 if g1 is None else g1 * 3)
+
+
 def probe_simple(ns: dict, rng: np.random.Generator) -> dict:
     x, y, z = _leaves(rng, (3,), (3,), (3,))
     loss = (x * y + z).sum()
     ns["run_backward"](loss.grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
     recorded = any(t.grad is not None and t.grad.grad_fn is not None for t in (x, y, z))
-    return {"x": x.grad, "y": y.grad, "z": z.grad, "recorded": recorded}
+    w, = _leaves(rng, (3,))
+    doubled, tripled = _TwoOutputs.apply(w)
+    ns["run_backward"]((doubled * tripled).sum().grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
+    with minigrad.no_grad():  # known mistakes' results, trusted only from the reference run
+        only_first = tripled * 2  # only output 0's gradient (3w) reaches the node: 2 * 3w
+        only_second = doubled * 3
+    return {"x": x.grad, "y": y.grad, "z": z.grad, "recorded": recorded, "w": w.grad,
+            "w_only_output_0": only_first, "w_only_output_1": only_second}
 
 
 def judge_simple(mine: dict, ref: dict) -> Verdict:
@@ -130,6 +251,15 @@ def judge_simple(mine: dict, ref: dict) -> Verdict:
     if mine["recorded"]:
         return Verdict(False, "the gradients are right, but x.grad has a grad_fn: the backward formulas were recorded "
                               "as a new graph. Run the nodes inside `with minigrad.no_grad():`")
+    if mine["w"] is None or not close(mine["w"], ref["w"]):
+        said = (f"through a node with two outputs (a, b = f(w), both used: (a * b).sum()), w.grad = {fmt(mine['w'])}, "
+                f"expected {fmt(ref['w'])}")
+        for k in (0, 1):
+            if mine["w"] is not None and close(mine["w"], ref[f"w_only_output_{k}"]):
+                return Verdict(False, f"{said}: only output {k}'s gradient reached the node. Call each node with one "
+                                      "gradient per output, in output order (None for an output that got none): "
+                                      "node(*[grads.get(i) for i in range(node.num_outputs)])")
+        return Verdict(False, said)
     return Verdict(True)
 
 
@@ -162,12 +292,15 @@ def judge_accumulates(mine: dict, ref: dict) -> Verdict:
                               f"\"{mine['inplace'][:120]}\". When a tensor is used several times, {INPLACE_WHY}")
     a = mine["a"]
     if mine["a_grad"] is None or not close(mine["a_grad"], ref["a_grad"]):
-        return Verdict(False, f"c = a * a with a = {a:g} gave a.grad = {fmt(mine['a_grad'])}, expected {fmt(ref['a_grad'])}: "
-                              "when a tensor is used twice, add the incoming gradients instead of overwriting")
+        said = f"c = a * a with a = {a:g} gave a.grad = {fmt(mine['a_grad'])}, expected {fmt(ref['a_grad'])}"
+        if mine["a_grad"] is not None and close(mine["a_grad"], a):  # one of the two gradients a * a sends
+            return Verdict(False, f"{said}: one of the two gradients that reach a's node was kept and the other "
+                                  "lost. When a tensor is used twice, add the incoming gradients instead of overwriting")
+        return Verdict(False, f"{said}. MulBackward0 sends a gradient to each of its inputs, here twice to a's node: "
+                              "a node's gradient is the sum of all that reach it")
     if mine["b_grad"] is None or not close(mine["b_grad"], ref["b_grad"]):
         return Verdict(False, f"with h = b * 2 used three times, b.grad = {fmt(mine['b_grad'])}, expected "
-                              f"{fmt(ref['b_grad'])}: sum every gradient that reaches a node before running it, "
-                              "out of place (`+=` writes into a tensor that another node may share)")
+                              f"{fmt(ref['b_grad'])}: sum every gradient that reaches a node before running it")
     return Verdict(True)
 
 
@@ -214,13 +347,14 @@ def judge_retain(mine: dict, ref: dict) -> Verdict:
 
 
 def probe_drives_engine(ns: dict, rng: np.random.Generator) -> dict:
-    """The learner's order plugged into minigrad's real engine, on an MLP's loss."""
+    """The learner's order plugged into minigrad's real engine, on an MLP's loss (with a diamond)."""
     w1, b1, w2 = _leaves(rng, (4, 8), (8,), (8, 3))
     x = minigrad.tensor(rng.standard_normal((5, 4)))
     target = minigrad.tensor(rng.integers(0, 3, 5))
     learner_order = ns["topological_order"]
     with engine.use_order(lambda roots: learner_order(roots[0])):
-        logits = (x.double() @ w1 + b1).relu() @ w2
+        h = x.double() @ w1 + b1
+        logits = (h.relu() + h.tanh() * 0.5) @ w2  # h feeds two consumers: a diamond
         loss = -logits.log_softmax(1)[minigrad.arange(5), target].mean()
         loss.backward()
     return {"w1": w1.grad, "b1": b1.grad, "w2": w2.grad}
@@ -244,6 +378,24 @@ def reference() -> dict:
     return {"topological_order": topological_order, "run_backward": run_backward}
 
 
+# The mistakes the feedback names (issue 28): each phrase appears only when the learner's results are those
+# of that mistake on the check's inputs. tests/test_mutants.py checks that no catalogued mutant is told
+# another's.
+DIAGNOSES = {
+    "depth_first_preorder": "Your order is a depth-first preorder",
+    "breadth_first": "Your order is a breadth-first order",
+    "releases_once_per_consumer": "count one consumer per edge",
+    "recursion": "hit Python's recursion limit",
+    "no_visited_set": "kept revisiting nodes",
+    "only_output_0": "only output 0's gradient reached the node",
+    "only_output_1": "only output 1's gradient reached the node",
+    "overwrites": "instead of overwriting",
+    "accumulates_in_place": "adds gradients in place",
+    "records_the_backward": "the backward formulas were recorded",
+    "never_frees": "so the saved tensors were",
+    "always_frees": "with retain_graph=True a second run_backward raised",
+}
+
 STAGE = Stage(
     number="04",
     name="topological_backward",
@@ -258,7 +410,8 @@ STAGE = Stage(
               judge_deep_chain, needs=("order_topological",), part="topological_order"),
         Check("order_diamonds", 1, "30 stacked diamonds: each node visited once", probe_diamonds,
               judge_diamonds, needs=("order_topological",), part="topological_order"),
-        Check("backward_simple", 1, "gradients of (x * y + z).sum()", probe_simple, judge_simple,
+        Check("backward_simple", 1, "gradients of (x * y + z).sum(), and through a node with two outputs",
+              probe_simple, judge_simple,
               part="run_backward"),
         Check("backward_accumulates", 2, "a tensor used several times gets the sum of its gradients",
               probe_accumulates, judge_accumulates, needs=("backward_simple",), part="run_backward"),
