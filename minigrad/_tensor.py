@@ -121,7 +121,7 @@ class _TensorAPI:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)
 
-    # -- dtype conversion (``to`` itself is in ops/shape.py: it records a ToCopy node) --
+    # -- dtype conversion (``to`` itself is in ops/copies.py: it records a ToCopy node) --
     def float(self) -> Tensor:
         return self.to(dtypes.float32)
 

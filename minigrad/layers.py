@@ -49,6 +49,7 @@ from minigrad.ops import (  # noqa: F401
     matmul, matrix, movement, number_kind, products, predicates, reduction, rounding, scan, shape, softmax, sorting,
     special, stats, unary,
 )
+from minigrad.ops import copies, subscript, view_replay  # noqa: F401  (x[key], clone/to/copy_, CopySlices)
 from minigrad import linalg  # torch.linalg; it also gives Tensor det, inverse, svd ... (ops/registry.py)
 # Statistics of a sample, distances, integrals (median ... cov, cdist, trapezoid).
 from minigrad.ops import distances, numerical, order_statistics, sample_statistics  # noqa: F401

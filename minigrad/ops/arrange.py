@@ -21,7 +21,8 @@ import numpy as np
 from minigrad.autograd.function import Function
 from minigrad.functional_ops import cat, write_out
 from minigrad.ops.broadcast import broadcast_error, flag, integer, normalize_dims, sum_to, wrap_dim
-from minigrad.ops.shape import IndexAdd, view_of
+from minigrad.ops.shape import view_of
+from minigrad.ops.subscript import IndexAdd
 from minigrad._tensor import Tensor, _sizes, check_tensor
 from minigrad.ops.registry import tensor_method
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, number, sum_to, wrap_dim
-from minigrad.ops.shape import IndexAdd
+from minigrad.ops.subscript import IndexAdd
 from minigrad._tensor import Tensor, _tensor_argument
 from minigrad.ops.registry import tensor_method
 

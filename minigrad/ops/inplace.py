@@ -22,13 +22,13 @@ import numpy as np
 from minigrad import dtypes
 from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled
 from minigrad.ops import elementwise as _elementwise
-from minigrad.ops import shape as _shape
+from minigrad.ops import copies as _copies, subscript as _subscript, view_replay as _view_replay
 from minigrad.ops.layout import repeats_memory
 from minigrad.ops.registry import tensor_method
 from minigrad._tensor import Tensor, _operand
 
 # The in-place ops that write a number into every element: they may write into an expand(), as in PyTorch.
-_FILLS_WITH_A_NUMBER = (_shape.Fill, _shape.Zero)
+_FILLS_WITH_A_NUMBER = (_copies.Fill, _copies.Zero)
 
 
 @tensor_method()
@@ -59,7 +59,8 @@ def _inplace(self, op: type, *args) -> "Tensor":
         # A view's old values get a node of their own on the base (what the op saved of them, and
         # so a create_graph backward, needs their history); CopySlices runs the op's node and never
         # follows its edge to them, so backward never reaches the view's old node nor its hooks.
-        source = self if base is None or self._grad_fn is None else _shape.AsStrided.apply(base, self._view_meta.steps)
+        source = (self if base is None or self._grad_fn is None
+                  else _view_replay.AsStrided.apply(base, self._view_meta.steps))
         old._requires_grad, old._grad_fn, old._output_nr = source._requires_grad, source._grad_fn, source._output_nr
         result = (into_self or op).apply(old, *args)
     else:
@@ -78,10 +79,10 @@ def _inplace(self, op: type, *args) -> "Tensor":
     # first, so that value may alias self. A copy_ from exactly self's memory (same place, sizes,
     # strides, dtype) changes nothing: PyTorch returns before any check.
     written = (Ellipsis,)
-    same_window = op is _shape.Copy and _same_window(self._data, args[1]._data)
+    same_window = op is _copies.Copy and _same_window(self._data, args[1]._data)
     if (not same_window and 0 in self._data.strides and op not in _FILLS_WITH_A_NUMBER
             and repeats_memory(self._data)):
-        if recording or op is not _shape.IndexPut:
+        if recording or op is not _subscript.IndexPut:
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to a "
                 "single memory location. Please clone() the tensor before performing the operation."
@@ -92,11 +93,12 @@ def _inplace(self, op: type, *args) -> "Tensor":
             UserWarning, stacklevel=3,
         )
         written = args[0]  # only the indexed elements: writing the others back would undo them
-    masked_fill = op is _shape.IndexPut and isinstance(args[1], Tensor) and _is_masked_fill(*args)
-    if op is not _shape.FillTensor and not masked_fill and not same_window:  # (they read self's values first)
-        region = _basic_part(self._data, args[0]) if op is _shape.IndexPut else self._data
+    masked_fill = op is _subscript.IndexPut and isinstance(args[1], Tensor) and _is_masked_fill(*args)
+    if op is not _copies.FillTensor and not masked_fill and not same_window:  # (they read self's values first)
+        region = _basic_part(self._data, args[0]) if op is _subscript.IndexPut else self._data
         for a in args:
-            if isinstance(a, Tensor) and _overlaps(region, a._data, a is self, exact_is_fine=op is not _shape.IndexPut):
+            if isinstance(a, Tensor) and _overlaps(region, a._data, a is self,
+                                                   exact_is_fine=op is not _subscript.IndexPut):
                 raise RuntimeError(
                     "unsupported operation: some elements of the input tensor and the written-to tensor "
                     "refer to a single memory location. Please clone() the tensor before performing the operation."
@@ -196,10 +198,10 @@ def __setitem__(self, key, value) -> None:
     allowed). Other keys are an ``index_put_``, which refuses a value of
     another dtype.
     """
-    index = _shape.normalize_index(key)
+    index = _subscript.normalize_index(key)
     value = _operand(value)
-    if _shape.is_basic(index):
-        target = _shape.index(self, key, for_write=True)
+    if _subscript.is_basic(index):
+        target = _subscript.index(self, key, for_write=True)
         if not isinstance(value, Tensor):
             value = Tensor._wrap(np.asarray(value, dtype=self._data.dtype))
         if value.shape == target.shape:
@@ -212,7 +214,7 @@ def __setitem__(self, key, value) -> None:
     else:
         # PyTorch's order: the basic entries select a view first (a CopySlices target, unless
         # it is self), then index_put_ writes the index arrays' part of it
-        target, index = _shape.sliced(self, index)
+        target, index = _subscript.sliced(self, index)
         if isinstance(value, Tensor) and value._data.dtype != self._data.dtype and _same_dtype_needed(index, value):
             raise RuntimeError(
                 "Index put requires the source and destination dtypes match, got "
@@ -225,7 +227,7 @@ def __setitem__(self, key, value) -> None:
             # (an empty one overlaps nothing), where the same tensor is always a full overlap.
             ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
             value = value.reshape(value.shape[ones:])
-        target._inplace(_shape.IndexPut, index, value)
+        target._inplace(_subscript.IndexPut, index, value)
 
 
 @tensor_method()
@@ -247,7 +249,7 @@ def _regenerate_view(self) -> None:
     if meta.steps is None:
         raise RuntimeError(meta.reason(indirect=True))
     with enable_grad():
-        view = _shape.AsStrided.apply(base, meta.steps)
+        view = _view_replay.AsStrided.apply(base, meta.steps)
     meta.version = self._version_counter.value  # (first: _set_history's retain_grad looks at the view again)
     self._set_history(view._grad_fn, view._output_nr)
 
@@ -260,7 +262,7 @@ def _copy_slices(self, values: "Tensor", view_input: int, others: list) -> "Tens
     integer tensor's edge goes nowhere: a float stand-in that needs no gradient gets the same."""
     others = [a if isinstance(a, Tensor) and a._data.dtype.kind == "f" else Tensor._wrap(np.zeros(()))
               for a in others]
-    return _shape.CopySlices.apply(self._base, (values,), self._view_meta.steps, view_input, *others)
+    return _view_replay.CopySlices.apply(self._base, (values,), self._view_meta.steps, view_input, *others)
 
 
 @tensor_method()

@@ -19,7 +19,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, type_name, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.registry import tensor_method
-from minigrad.ops.shape import IndexAdd
+from minigrad.ops.subscript import IndexAdd
 from minigrad._tensor import Tensor
 
 

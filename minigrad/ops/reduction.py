@@ -14,7 +14,8 @@ from minigrad import return_types
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, type_name
 from minigrad.ops.elementwise import Maximum, Where
-from minigrad.ops.shape import Expand, IndexAdd
+from minigrad.ops.shape import Expand
+from minigrad.ops.subscript import IndexAdd
 from minigrad.ops.special import Minimum
 from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method

@@ -18,7 +18,8 @@ from minigrad.ops.broadcast import integer, sum_to, type_name, wrap_dim
 from minigrad.ops.layout import strided_view
 from minigrad.ops.movement import split
 from minigrad.ops.registry import tensor_method
-from minigrad.ops.shape import Slice, infer_shape
+from minigrad.ops.shape import infer_shape
+from minigrad.ops.subscript import Slice
 from minigrad._tensor import Tensor, _sizes
 
 

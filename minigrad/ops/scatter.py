@@ -26,7 +26,7 @@ from minigrad.functional_ops import cat, where
 from minigrad.ops.broadcast import broadcast_error, flag, integer, number, sum_to, type_name, wrap_dim
 from minigrad.ops.indexing import _check_bounds, _check_gather_shapes, full_index
 from minigrad.ops.registry import tensor_method
-from minigrad.ops.shape import IndexPut
+from minigrad.ops.subscript import IndexPut
 from minigrad._tensor import Tensor, check_tensor
 
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")

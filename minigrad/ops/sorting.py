@@ -18,7 +18,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.layout import like_first
-from minigrad.ops.shape import IndexAdd
+from minigrad.ops.subscript import IndexAdd
 from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method
 

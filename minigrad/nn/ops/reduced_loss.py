@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from minigrad.autograd.function import Function
-from minigrad.ops.shape import IndexAdd
+from minigrad.ops.subscript import IndexAdd
 from minigrad._tensor import Tensor
 
 
