@@ -39,24 +39,37 @@ def _array(x):
 
 
 def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
-    """Apply ``numpy_fn`` with broadcasting and PyTorch's result dtype."""
+    """Apply ``numpy_fn`` with broadcasting and PyTorch's result dtype.
+
+    As PyTorch, a floating-point result is computed in its own dtype: the operands are cast to it
+    first (``int_tensor * 2.5`` multiplies in float32, where NumPy would in float64 then round)."""
     x = a._data if isinstance(a, Tensor) else a
     y = b._data if isinstance(b, Tensor) else b
-    try:
-        out = numpy_fn(x, y)
-    except ValueError:
-        raise broadcast_error(np.shape(x), np.shape(y)) from None
+    same = False
     if result_dtype is None:
         # (the common cases, two tensors of one dtype and a float tensor with a Python float,
         # keep the tensor's dtype: no promotion rules to work through)
         same = type(x) is np.ndarray and (
             type(y) is np.ndarray and x.dtype == y.dtype or type(y) is float and x.dtype.kind == "f")
         result_dtype = x.dtype if same else dtypes.result_type(x, y)
+    if not same and result_dtype.kind == "f":
+        x, y = _computed_in(x, result_dtype), _computed_in(y, result_dtype)
+    try:
+        out = numpy_fn(x, y)
+    except ValueError:
+        raise broadcast_error(np.shape(x), np.shape(y)) from None
     if out.dtype != result_dtype:
         out = out.astype(result_dtype)
     if out.ndim > 1 and type(x) is np.ndarray and not x.flags.c_contiguous:  # (rare: a transposed operand)
         out = like_first(out, x)
     return Tensor._wrap(out)
+
+
+def _computed_in(operand, dtype: np.dtype):
+    """An operand (array or number) in the dtype the operation computes in."""
+    if isinstance(operand, np.ndarray):
+        return operand if operand.dtype == dtype else operand.astype(dtype)
+    return dtype.type(operand)
 
 
 def _float(a: Tensor) -> np.ndarray:
