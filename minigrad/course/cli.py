@@ -111,6 +111,17 @@ def _parser() -> argparse.ArgumentParser:
     from minigrad.course.mutation import add_arguments
 
     add_arguments(mutate)
+
+    mine = commands.add_parser(
+        "mine",
+        help="run minigrad with the pieces of the core you wrote in your worksheets",
+        description="Grade each worksheet's core pieces (03 the ctx, 04 the engine, 05 Functions, 06 "
+        "un-broadcasting, 07 kernels, 08 saved tensors, 10 layers and optimizers, 11 conv), put each that "
+        "passes in place of the shipped one, print whose code runs, and run the core's checks on the mix, "
+        "naming the piece a failure came from (minigrad/course/yours.py). Exit 1 when a check fails.",
+    )
+    mine.add_argument("dir", nargs="?", type=Path, default=Path("."), metavar="COURSE_DIR",
+                      help="the course folder (with exercises/), or a folder of worksheets (default: .)")
     return parser
 
 
@@ -135,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from minigrad.course.mutation import run_cli
 
         return run_cli(args)
+    if args.command == "mine":
+        from minigrad.course.yours import main as mine_main
+
+        return mine_main(args.dir)
     return _strip(parser, args.paths)
 
 
