@@ -246,4 +246,10 @@ MUTANTS = [
         lost={"saved_bytes_counts"},
         feedback={"saved_bytes_counts": "4 bytes, not 8"},
     ),
+    Mutant(  # found by mutation testing (issue 28): the forward wrote e**x into the caller's tensor
+        "exp_forward_in_place",
+        {"functions": _replace(FUNCTIONS, "        y = x.exp()\n", "        y = x.exp_()\n")},
+        lost={"functions_gradients", "functions_saved"},
+        feedback={"functions_gradients": "changed its input x"},
+    ),
 ]

@@ -196,4 +196,24 @@ MUTANTS = [
         lost={"tiny_mlp"},
         feedback={"tiny_mlp": "does not list w1"},
     ),
+    Mutant(  # found by mutation testing (issue 28): invisible while the probe set its own weights
+        "mlp_weight_transposed",
+        edit("mlp", "self.w1 = nn.Parameter(minigrad.randn(n_hidden, n_in) * n_in ** -0.5)",
+             "self.w1 = nn.Parameter(minigrad.randn(n_in, n_hidden) * n_in ** -0.5)"),
+        lost={"tiny_mlp"},
+        feedback={"tiny_mlp": "starts w1 with shape (64, 128), expected (128, 64)"},
+    ),
+    Mutant(
+        "mlp_second_weight_scaled_by_n_in",
+        edit("mlp", "self.w2 = nn.Parameter(minigrad.randn(n_out, n_hidden) * n_hidden ** -0.5)",
+             "self.w2 = nn.Parameter(minigrad.randn(n_out, n_hidden) * n_in ** -0.5)"),
+        lost={"tiny_mlp"},
+        feedback={"tiny_mlp": "expected about 0.0884: randn(...) * 128 ** -0.5"},
+    ),
+    Mutant(
+        "relu_mask_shifted",
+        edit("relu", "return x * (x > 0)", "return x * (x > 1)"),
+        lost={"relu_mask", "tiny_mlp"},
+        feedback={"relu_mask": "ReLU.apply(x) with x ="},
+    ),
 ]

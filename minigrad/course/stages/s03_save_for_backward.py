@@ -325,15 +325,27 @@ def probe_functions_gradients(ns: dict, rng: np.random.Generator) -> dict:
     found = {}
     for name in FUNCTIONS:
         inputs = _inputs(name, rng)
+        before = [t.detach().numpy().copy() for t in inputs]
         out = ns[name].apply(*inputs)
+        changed = [i for i, (t, b) in enumerate(zip(inputs, before))
+                   if not np.array_equal(t.detach().numpy(), b, equal_nan=True)]
+        if changed:
+            found[name] = {"changed": changed, "before": before[changed[0]], "after": inputs[changed[0]]}
+            continue
         (out * minigrad.tensor(rng.standard_normal(5))).sum().backward()
-        found[name] = {"out": out.detach(), "grads": [t.grad for t in inputs]}
+        found[name] = {"out": out.detach(), "grads": [t.grad for t in inputs], "changed": []}
     return found
 
 
 def judge_functions_gradients(mine: dict, ref: dict) -> Verdict:
     for name in FUNCTIONS:
         got, want = mine[name], ref[name]
+        if got.get("changed"):
+            which = "x" if len(want["grads"]) == 1 else "ab"[got["changed"][0]]
+            return Verdict(False, f"{name}.apply({'x' if which == 'x' else 'a, b'}) changed its input {which} from "
+                                  f"{fmt(got['before'])} to {fmt(got['after'])}: forward must leave the caller's "
+                                  "tensors as they are. Compute a new tensor (x.exp(), not x.exp_(); no assignment "
+                                  "into an input)")
         if not close(got["out"], want["out"]):
             return Verdict(False, f"{name}.apply gives {fmt(got['out'])}, expected {fmt(want['out'])}")
         for i, (g, w) in enumerate(zip(got["grads"], want["grads"])):

@@ -274,7 +274,9 @@ def judge_mul_constant(mine: dict, ref: dict) -> Verdict:
 # -- ReLU ----------------------------------------------------------------------------------
 def probe_relu(ns: dict, rng: np.random.Generator) -> dict:
     n = int(rng.integers(6, 11))
-    values = np.concatenate([[0.0, 0.0], rng.uniform(0.2, 2.5, n // 2), -rng.uniform(0.2, 2.5, n - n // 2)])
+    # zeros, and values on both sides of 0 near it and far from it (a mask x > 1 or x > -1 shows)
+    near = [rng.uniform(0.05, 0.9), -rng.uniform(0.05, 0.9)]
+    values = np.concatenate([[0.0, 0.0], near, rng.uniform(1.1, 2.5, n // 2), -rng.uniform(1.1, 2.5, n - n // 2)])
     x = _leaf(rng.permutation(values))
     g = _const(rng.standard_normal(len(values)))
     before = _snapshot(x)
@@ -608,6 +610,15 @@ MLP_SHAPES = {"w1": (6, 3), "b1": (6,), "w2": (2, 6), "b2": (2,)}
 
 
 def probe_mlp(ns: dict, rng: np.random.Generator) -> dict:
+    big = ns["TinyMLP"](64, 128, 32)  # how the worksheet's text says to start: shapes, scales, zero biases
+    start = {}
+    for name, fan_in in (("w1", 64), ("b1", None), ("w2", 128), ("b2", None)):
+        p = getattr(big, name, None)
+        if p is None or not hasattr(p, "shape"):
+            continue
+        values = np.asarray(p.detach().numpy(), dtype=np.float64)
+        start[name] = {"shape": list(values.shape),
+                       "scale": float(values.std() * fan_in ** 0.5) if fan_in else float(np.abs(values).max(initial=0))}
     model = ns["TinyMLP"](3, 6, 2)
     registered = sorted(name for name, _ in model.named_parameters())
     for name, shape in MLP_SHAPES.items():
@@ -616,7 +627,7 @@ def probe_mlp(ns: dict, rng: np.random.Generator) -> dict:
     y = model(x)
     grads = _vjp(y, [getattr(model, name) for name in MLP_SHAPES], g)
     return {"n_params": len(list(model.parameters())), "registered": registered, "y": y, "grads": grads,
-            "last_node": y.grad_fn.name() if y.grad_fn is not None else None}
+            "last_node": y.grad_fn.name() if y.grad_fn is not None else None, "start": start}
 
 
 def judge_mlp(mine: dict, ref: dict) -> Verdict:
@@ -637,6 +648,23 @@ def judge_mlp(mine: dict, ref: dict) -> Verdict:
     for name, got, want in zip(MLP_SHAPES, mine["grads"], ref["grads"]):
         if got is None or not close(got, want):
             return Verdict(False, f"TinyMLP's gradient for {name} is {fmt(got)}, expected {fmt(want)}")
+    fan_in = {"w1": 64, "w2": 128}
+    for name, want in ref["start"].items():
+        got = mine["start"].get(name)
+        where = f"TinyMLP(64, 128, 32) starts {name}"
+        if got is None:
+            return Verdict(False, f"{where} as something that is not a tensor")
+        if got["shape"] != want["shape"]:
+            return Verdict(False, f"{where} with shape {tuple(got['shape'])}, expected {tuple(want['shape'])}: a "
+                                  "weight is (out_features, in_features), since LinearFunction computes x @ weight.T")
+        if name.startswith("b") and got["scale"] != 0:
+            return Verdict(False, f"{where} with values up to {got['scale']:.3g} in absolute value: start the biases "
+                                  "at zero (minigrad.zeros)")
+        if name.startswith("w") and not 0.85 <= got["scale"] <= 1.15:  # std * sqrt(n) is 1, within sampling
+            n = fan_in[name]
+            return Verdict(False, f"{where} with a standard deviation of {got['scale'] / n ** 0.5:.3g}, expected "
+                                  f"about {n ** -0.5:.3g}: randn(...) * {n} ** -0.5, one over the "
+                                  "square root of the layer's number of inputs, so the outputs start small")
     return Verdict(True)
 
 
