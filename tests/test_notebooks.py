@@ -47,6 +47,7 @@ def kernel_env() -> dict[str, str]:
         "MPLBACKEND": "Agg",
         "PYTHONPATH": pythonpath,
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",  # silence the debugger's frozen-modules warning
+        "MINIGRAD_COURSE_FAST": "1",  # stage 12's training runs: a few steps, not the lessons' 4 minutes
     }
 
 
