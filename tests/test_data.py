@@ -11,6 +11,7 @@ import pytest
 import minigrad
 from minigrad.data import (
     load_digits,
+    load_shakespeare,
     make_circles,
     make_moons,
     make_spirals,
@@ -95,6 +96,23 @@ def test_noiseless_circles_have_radii_one_and_factor():
 def test_toy_bad_arguments_raise_value_error(call):
     with pytest.raises(ValueError):
         call()
+
+
+# --- shakespeare -----------------------------------------------------------------
+
+
+def test_shakespeare_is_the_documented_cut_of_tiny_shakespeare():
+    text = load_shakespeare()
+    # the first 399,862 characters of char-rnn's data/tinyshakespeare/input.txt (commit 6f9487a), whose
+    # SHA-256 was computed from that file, not from ours
+    import hashlib
+
+    assert len(text) == 399_862 and len(set(text)) == 63
+    assert hashlib.sha256(text.encode()).hexdigest() == (
+        "8256a020fbc19d31e553583a6c8c0fbaccb3e3f8104c876f2f6921068a52dc7c")
+    assert text.startswith("First Citizen:\nBefore we proceed any further, hear me speak.\n")
+    assert text.endswith("Servant:\nWhat, are they dead?\n")
+    assert not any(ch.isdigit() for ch in text)
 
 
 # --- digits -------------------------------------------------------------------

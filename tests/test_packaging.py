@@ -64,6 +64,7 @@ def test_wheel_and_sdist_carry_the_course_and_no_solutions(dist):
     missing = [m for m in modules if m not in names]
     assert not missing, f"modules missing from the wheel (does each folder have an __init__.py?): {missing}"
     assert {"minigrad/course/GRADING.md", "minigrad/course/AUTHORING.md"} <= set(names)
+    assert {"minigrad/data/shakespeare.txt.gz", "minigrad/data/SHAKESPEARE_LICENSE.txt"} <= set(names)
     assert "License-Expression: MIT" in metadata
     with tarfile.open(sdist) as t:
         members = t.getnames()
