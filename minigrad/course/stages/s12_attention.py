@@ -88,7 +88,7 @@ def _torch_grads(build, arrays: list, g: np.ndarray | None):
     """PyTorch's output and gradients for ``build(torch, *tensors)``, or None without torch."""
     try:
         import torch
-    except ImportError:
+    except (ImportError, OSError):  # not installed, or installed without its libraries: no torch column
         return None
     tensors = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
     y = build(torch, *tensors)
@@ -775,9 +775,13 @@ def probe_training(ns: dict, rng: np.random.Generator) -> dict:
 
 
 def judge_training(mine: dict, ref: dict) -> Verdict:
-    """The mean loss of the last 25 of 150 Adam steps, in nats per character. A model that learned
-    only the letters' frequencies stays near their entropy, 3.30 nats (4.76 bits); one that learned
-    which letter follows which goes below 2.48 nats (3.58 bits, a bigram table on held-out text)."""
+    """The mean loss of the last 25 of 150 Adam steps, in nats per character, below 2.7. A model that
+    learned only the characters' frequencies stays near their entropy, 3.30 nats (4.76 bits); a
+    table of which character follows which reaches 2.48 nats (3.58 bits) on held-out text. The
+    reference ends at 2.46-2.50 over seeds 0-2 (measured with the probe), so 2.7 leaves a margin
+    for a learner's different but correct code, while a model that learned nothing beyond the
+    characters' frequencies stays near 3.3. (Wrong gradients are the Functions' checks' business:
+    with Adam, a gradient off by a constant factor still trains.)"""
     last = mine["losses"][-25:]
     mean = float(np.mean(last)) if last else float("nan")
     if math.isfinite(mean) and mean < TARGET_LOSS:
