@@ -48,6 +48,7 @@ class Piece:
     what: str  # what it is, for the table
     core: str  # what of the shipped library it replaces
     install: Callable[[dict, "_Patches"], None]
+    shipped: tuple[str, ...] = ()  # the shipped code to read beside it: "module:qualname"
 
 
 @dataclass
@@ -250,28 +251,41 @@ def _install_conv(ns: dict, patches: _Patches) -> None:
 
 PIECES: tuple[Piece, ...] = (
     Piece("03_save_for_backward", "context", "the ctx and its saved tensors",
-          "core/function.py: FunctionCtx.save_for_backward, saved_tensors", _install_context),
+          "core/function.py: FunctionCtx.save_for_backward, saved_tensors", _install_context,
+          ("minigrad.core.function:FunctionCtx.save_for_backward", "minigrad.core.function:FunctionCtx.saved_tensors")),
     Piece("04_topological_backward", "topological_order", "the topological order",
-          "core/engine.py: topological_order", _install_order),
+          "core/engine.py: topological_order", _install_order,
+          ("minigrad.core.engine:topological_order",)),
     Piece("04_topological_backward", "run_backward", "the backward pass",
-          "core/engine.py: run_backward", _install_run_backward),
+          "core/engine.py: run_backward", _install_run_backward,
+          ("minigrad.core.engine:run_backward",)),
     Piece("05_custom_functions", "exp_sigmoid", "exp and sigmoid", "Tensor.exp, Tensor.sigmoid",
-          _install_unary({"Exp": "exp", "Sigmoid": "sigmoid"})),
-    Piece("05_custom_functions", "relu", "relu", "Tensor.relu, F.relu (nn.ReLU)", _install_unary({"ReLU": "relu"})),
+          _install_unary({"Exp": "exp", "Sigmoid": "sigmoid"}),
+          ("minigrad.ops.elementwise:Exp", "minigrad.ops.elementwise:Sigmoid")),
+    Piece("05_custom_functions", "relu", "relu", "Tensor.relu, F.relu (nn.ReLU)", _install_unary({"ReLU": "relu"}),
+          ("minigrad.ops.elementwise:Relu",)),
     Piece("05_custom_functions", "linear", "the linear layer's Function", "F.linear (nn.Linear)",
-          _install_linear_function),
-    Piece("06_broadcasting", "unbroadcast", "un-broadcasting", "core/broadcast.py: sum_to", _install_unbroadcast),
-    Piece("06_broadcasting", "add_mul", "+ and * with broadcasting", "Tensor.__add__, __mul__", _install_add_mul),
-    Piece("06_broadcasting", "batched_matmul", "batched matmul", "Tensor.__matmul__", _install_matmul),
+          _install_linear_function, ("minigrad.nn.ops.linear:Linear",)),
+    Piece("06_broadcasting", "unbroadcast", "un-broadcasting", "core/broadcast.py: sum_to", _install_unbroadcast,
+          ("minigrad.core.broadcast:sum_to",)),
+    Piece("06_broadcasting", "add_mul", "+ and * with broadcasting", "Tensor.__add__, __mul__", _install_add_mul,
+          ("minigrad.ops.elementwise:Add", "minigrad.ops.elementwise:Mul")),
+    Piece("06_broadcasting", "batched_matmul", "batched matmul", "Tensor.__matmul__", _install_matmul,
+          ("minigrad.ops.matmul:MatMul",)),
     Piece("07_numba", "functions", "sigmoid and cross-entropy on your kernels", "Tensor.sigmoid, F.cross_entropy",
-          _install_cross_entropy),
+          _install_cross_entropy, ("minigrad.ops.elementwise:Sigmoid",)),
     Piece("08_inplace_and_hooks", "saved_value", "the saved tensors' version check",
-          "core/graph.py: SavedTensor.unpack", _install_saved_value),
+          "core/graph.py: SavedTensor.unpack", _install_saved_value,
+          ("minigrad.core.graph:SavedTensor",)),
     Piece("10_nn_and_optim", "linear", "the Linear layer", "nn.Linear",
-          _install_class(lambda: minigrad.nn, "Linear", "Linear")),
-    Piece("10_nn_and_optim", "sgd", "SGD", "optim.SGD", _install_class(lambda: minigrad.optim, "SGD", "SGD")),
-    Piece("10_nn_and_optim", "adam", "Adam", "optim.Adam", _install_class(lambda: minigrad.optim, "Adam", "Adam")),
-    Piece("11_cnn", "conv_module", "the convolution", "F.conv2d, nn.Conv2d", _install_conv),
+          _install_class(lambda: minigrad.nn, "Linear", "Linear"),
+          ("minigrad.nn.modules.linear:Linear",)),
+    Piece("10_nn_and_optim", "sgd", "SGD", "optim.SGD", _install_class(lambda: minigrad.optim, "SGD", "SGD"),
+          ("minigrad.optim.sgd:SGD",)),
+    Piece("10_nn_and_optim", "adam", "Adam", "optim.Adam", _install_class(lambda: minigrad.optim, "Adam", "Adam"),
+          ("minigrad.optim.adam:Adam",)),
+    Piece("11_cnn", "conv_module", "the convolution", "F.conv2d, nn.Conv2d", _install_conv,
+          ("minigrad.nn.ops.conv:Conv2d",)),
 )
 
 
@@ -493,3 +507,74 @@ def main(course: str = ".") -> int:
     yours = sum(c.yours for c in choices)
     print(f"\n{yours} of {len(choices)} pieces are yours; {len(results) - failed} of {len(results)} checks pass.")
     return 1 if failed else 0
+
+
+# -- yours beside the shipped one ------------------------------------------------------------------
+def _shipped_source(target: str) -> str:
+    import importlib
+    import inspect
+
+    module_name, qualname = target.split(":")
+    obj = importlib.import_module(module_name)
+    for name in qualname.split("."):
+        obj = getattr(obj, name)
+    if isinstance(obj, property):
+        obj = obj.fget
+    return inspect.getsource(obj)
+
+
+def side_by_side(part: str, namespace: dict | None = None, stage: str | None = None):
+    """Your code for a worksheet's ``part`` beside the shipped code it rebuilds (call it once the part
+    passes: ``side_by_side("run_backward")``). In a notebook, two columns; elsewhere, the text."""
+    import inspect
+
+    from minigrad.course.stages import get_stage
+
+    if namespace is None:
+        namespace = inspect.currentframe().f_back.f_globals
+    pieces = [p for p in PIECES if p.part == part and (stage is None or p.stage.startswith(stage))]
+    if len(pieces) != 1:
+        known = ", ".join(sorted({p.part for p in PIECES}))
+        raise ValueError(f"no single core piece is the part {part!r}" + (f" of stage {stage}" if stage else "")
+                         + f": pass one of {known} (and stage= if two stages share the name)")
+    piece = pieces[0]
+    names = get_stage(piece.stage).parts[part]
+    yours_text = "\n\n".join(_learner_source(namespace.get(name), name) for name in names)
+    shipped_text = "\n\n".join(_shipped_source(target) for target in piece.shipped)
+    title = f"{piece.what}: yours | shipped ({piece.core})"
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML
+    except ImportError:
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None:
+        return f"{title}\n--- yours\n{yours_text}\n--- shipped\n{shipped_text}"
+    import html
+
+    column = ("<div style='flex:1;min-width:0'><b>{}</b><pre style='white-space:pre-wrap;font-size:12px'>{}</pre>"
+              "</div>")
+    return HTML(f"<div><b>{html.escape(title)}</b><div style='display:flex;gap:12px'>"
+                + column.format("yours", html.escape(yours_text)) + column.format("shipped", html.escape(shipped_text))
+                + "</div></div>")
+
+
+def _learner_source(obj, name: str) -> str:
+    import inspect
+
+    if obj is None:
+        return f"# {name}: not defined yet"
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):
+        pass
+    if isinstance(obj, type):  # a class defined in a notebook cell: its methods' sources, which IPython keeps
+        methods = []
+        for value in vars(obj).values():
+            function = getattr(value, "__func__", getattr(value, "fget", value))
+            try:
+                methods.append(inspect.getsource(function))
+            except (OSError, TypeError):
+                continue
+        if methods:
+            return f"class {obj.__name__}(...):\n" + "\n".join(methods)
+    return f"# {name}: its source is not available (run its cell again)"

@@ -133,3 +133,14 @@ def test_lessons_10_and_11_train_with_the_learners_pieces_to_the_shipped_accurac
     theirs, text = _lesson_accuracy(lesson, accuracy_call, tmp_path, with_mine=True)
     assert f"YOURS {len(yours.PIECES)}" in text
     assert theirs > 0.9 and abs(theirs - shipped) <= 0.03, (theirs, shipped)
+
+
+def test_side_by_side_shows_the_learners_code_beside_the_shipped_code_it_rebuilds():
+    from minigrad.course.program import namespace_for
+
+    namespace, _ = namespace_for(ROOT / "solutions" / "06_broadcasting.ipynb")
+    text = yours.side_by_side("unbroadcast", namespace)
+    mine_part, shipped_part = text.split("--- shipped")
+    assert "def unbroadcast(grad, shape):" in mine_part and "def sum_to(grad, shape: tuple):" in shipped_part
+    with pytest.raises(ValueError, match="linear.*stage="):
+        yours.side_by_side("linear", namespace)  # stages 05 and 10 both have a part 'linear'
