@@ -18,6 +18,11 @@ import minigrad
 N = 1_000_000  # 8 MB of float64
 
 
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")  # (only the tests that compare with it need it)
+
+
 def peak_bytes(fn) -> int:
     """The most memory traced at any moment while ``fn()`` ran, beyond what was held before."""
     tracemalloc.start()
@@ -71,9 +76,6 @@ def test_in_place_on_a_parameter_under_no_grad_allocates_nothing():
     assert p.grad_fn is None and p.requires_grad
 
 
-torch = pytest.importorskip("torch")
-
-
 def _recorded(L, view: bool, mul_by_grad: bool):
     """In place on a non-leaf (or on a view of one), recorded; then a backward. Returns the
     in-place ops' peak, the result, the leaves' gradients and the non-leaf's node name."""
@@ -100,7 +102,7 @@ def _recorded(L, view: bool, mul_by_grad: bool):
 
 @pytest.mark.parametrize("view", [False, True], ids=["tensor", "view"])
 @pytest.mark.parametrize("mul_by_grad", [False, True], ids=["", "mul_by_grad"])
-def test_recorded_in_place_arithmetic_keeps_torchs_graph(view, mul_by_grad):
+def test_recorded_in_place_arithmetic_keeps_torchs_graph(view, mul_by_grad, torch):
     peak, values, grad_x, grad_w, name = _recorded(minigrad, view, mul_by_grad)
     _, values_t, grad_x_t, grad_w_t, name_t = _recorded(torch, view, mul_by_grad)
     np.testing.assert_allclose(values, values_t, rtol=1e-12)
@@ -159,7 +161,7 @@ def _train(L, name: str, shape, transposed_grad: bool, steps: int = 3, dtype=np.
 
 
 @pytest.mark.parametrize("name", OPTIMIZERS)
-def test_optimizer_steps_allocate_nothing_after_the_first_and_match_torch(name):
+def test_optimizer_steps_allocate_nothing_after_the_first_and_match_torch(name, torch):
     shape = (N,)
     values, peaks = _train(minigrad, name, shape, transposed_grad=False)
     expected, _ = _train(torch, name, shape, transposed_grad=False)
@@ -170,7 +172,7 @@ def test_optimizer_steps_allocate_nothing_after_the_first_and_match_torch(name):
 
 @pytest.mark.parametrize("name", ["SGD nesterov", "Adam amsgrad maximize", "AdamW"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_optimizer_steps_in_blocks_on_any_layout(name, dtype):
+def test_optimizer_steps_in_blocks_on_any_layout(name, dtype, torch):
     shape = (1000, 1100)  # more than one block; the gradient transposed in memory
     values, peaks = _train(minigrad, name, shape, transposed_grad=True, dtype=dtype)
     expected, _ = _train(torch, name, shape, transposed_grad=True, dtype=dtype)
