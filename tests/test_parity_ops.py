@@ -31,3 +31,44 @@ def test_integer_tensor_with_a_float_is_computed_in_float32(op):
         return [str(o.dtype).split(".")[1] for o in outs], [o.numpy().view(np.uint32 if o.dtype == lib.float32 else
                                                                            np.uint64).tolist() for o in outs]
     same(prog)
+
+
+_ALPHA_CASES = {
+    "add": lambda lib, a, b, al: a.add(b, alpha=al), "sub": lambda lib, a, b, al: a.sub(b, alpha=al),
+    "top add": lambda lib, a, b, al: lib.add(a, b, alpha=al), "top sub": lambda lib, a, b, al: lib.sub(a, b, alpha=al),
+    "number first": lambda lib, a, b, al: lib.add(2.5, b, alpha=al),
+    "add_": lambda lib, a, b, al: (a * 1).add_(b, alpha=al), "sub_": lambda lib, a, b, al: (a * 1).sub_(b, alpha=al),
+    "broadcast": lambda lib, a, b, al: a.add(b[:1], alpha=al), "number other": lambda lib, a, b, al: a.sub(3.0, alpha=al),
+}
+
+
+@pytest.mark.parametrize("alpha", [2, 3.3, 0.1, -1.5, 1])
+@pytest.mark.parametrize("name", sorted(_ALPHA_CASES))
+def test_alpha_is_one_node_with_torchs_values(name, alpha):
+    """One AddBackward0/SubBackward0 node (so a second backward works as in PyTorch: nothing saved), the
+    values bit for bit (PyTorch fuses a + alpha * b in float32), and the gradients."""
+    data = np.random.default_rng(2).standard_normal((2, 50)).astype(np.float32)
+
+    def prog(lib):
+        a = lib.tensor(data[0], requires_grad=True)
+        b = lib.tensor(data[1], requires_grad=True)
+        out = _ALPHA_CASES[name](lib, a, b, alpha)
+        names = [type(out.grad_fn).__name__, [type(n).__name__ if n else None for n, _ in out.grad_fn.next_functions]]
+        out.sum().backward()
+        out.sum().backward()  # (PyTorch's add/sub save nothing: a second backward works)
+        return names, out.detach().numpy().view(np.uint32).tolist(), a.grad, b.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.tensor([1, 2]).add(lib.tensor([3, 4]), alpha=3),
+    lambda lib: lib.tensor([1, 2]).sub_(lib.tensor([3, 4]), alpha=2),
+    lambda lib: lib.tensor([True, False]).add(lib.tensor([True, True]), alpha=True),
+    lambda lib: lib.tensor([1, 2]).add(lib.tensor([3, 4]), alpha=1.5),
+    lambda lib: lib.tensor([1.0, 2.0]).add(lib.tensor([3, 4]), alpha=True),
+    lambda lib: lib.tensor([1, 2]).add(lib.tensor([0.5, 4.0]), alpha=2),
+    lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float64).sub(lib.tensor([0.1, 0.7], dtype=lib.float64), alpha=0.3),
+    lambda lib: lib.tensor([1.0, 2.0]).add(lib.tensor(0.5, dtype=lib.float64), alpha=3),
+])
+def test_alpha_dtypes_and_errors(case):
+    same(case)

@@ -757,8 +757,8 @@ def pow_(self, exponent) -> Tensor:
     return self._inplace(Pow, _argument("pow_", exponent))
 
 
-def _scaled(name: str, self, other, alpha):
-    """``other * alpha`` for add/sub and add_/sub_ (``self`` is a number in ``minigrad.add(2, x)``),
+def _checked_alpha(name: str, self, other, alpha):
+    """``(other, alpha)`` for add/sub and add_/sub_ (``self`` is a number in ``minigrad.add(2, x)``),
     with PyTorch's checks of alpha against the result's dtype: a bool alpha only for a bool result,
     a float one not for an integer or bool result."""
     other, alpha = _argument(name, other), number(alpha, "alpha")
@@ -771,41 +771,77 @@ def _scaled(name: str, self, other, alpha):
         if result.kind in "biu" and not isinstance(alpha, bool):
             raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number: "
                                f"{name}() with a {dtypes.from_numpy_dtype(result)} result takes an integer alpha")
-    if alpha == 1:
-        return other
-    scaled = other * alpha
-    # alpha does not promote: it is applied in the dtype of self op other (True + 2 * True is True)
-    if isinstance(scaled, Tensor) and isinstance(other, Tensor):
-        result = dtypes.result_type(_array(self), other._data)
-        if scaled._data.dtype != result:
-            scaled = scaled.to(dtypes.from_numpy_dtype(result))
-    return scaled
+    return other, alpha
 
 
-# x.add(y, alpha=2) is x + y * 2, as PyTorch's alpha (keyword-only, as there); minigrad records the
-# product as a node of its own, where PyTorch's AddBackward0/SubBackward0 apply alpha themselves.
+def _with_alpha(numpy_fn, alpha):
+    """``numpy_fn(x, alpha * y)`` in the dtype ``_binary`` gives it (alpha does not promote: True + 2 * True
+    is True). PyTorch fuses ``x + alpha * y`` (one rounding, a fused multiply-add): for float32 and float16
+    float64 gives that exactly (a product of two float32 fits in float64's 53 bits)."""
+    def combine(x, y):
+        dtype = np.result_type(x, y)
+        if dtype.kind == "f" and dtype.itemsize < 8:
+            return numpy_fn(np.asarray(x, np.float64), np.asarray(y, np.float64) * np.float64(dtype.type(alpha)))
+        return numpy_fn(x, np.asarray(y * alpha, dtype))
+    return combine
+
+
+class AddAlpha(Function):
+    """``x.add(y, alpha=a)``: ``x + a * y`` as one node, PyTorch's AddBackward0 with its alpha."""
+
+    node_name = "AddBackward0"
+    _operands = (0, 1)
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.shapes, ctx.alpha = (_shape(a), _shape(b)), alpha
+        return _binary(_with_alpha(np.add, alpha), a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad[:2]
+        return (sum_to(grad, ctx.shapes[0]) if need_a else None,
+                sum_to(grad * ctx.alpha, ctx.shapes[1]) if need_b else None, None)
+
+
+class SubAlpha(AddAlpha):
+    """``x.sub(y, alpha=a)``: ``x - a * y`` as one node (PyTorch's SubBackward0)."""
+
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.shapes, ctx.alpha = (_shape(a), _shape(b)), -alpha
+        return _binary(_with_alpha(np.subtract, alpha), a, b)
+
+
+# x.add(y, alpha=2) is x + 2 * y, as PyTorch's alpha (keyword-only, as there), recorded as one node.
 @tensor_method("add", top_level=True)
 def add(self, other, *, alpha=1) -> Tensor:
-    return Add.apply(self, _scaled("add", self, other, alpha))
+    other, alpha = _checked_alpha("add", self, other, alpha)
+    return Add.apply(self, other) if alpha == 1 else AddAlpha.apply(self, other, alpha)
 
 
 @tensor_method("sub", top_level=True)
 def sub(self, other, *, alpha=1) -> Tensor:
     number(alpha, "alpha")  # (its type first, as PyTorch's argument parser checks it)
     _check_sub(self, other)  # before alpha makes a bool operand a number
-    return Sub.apply(self, _scaled("sub", self, other, alpha))
+    other, alpha = _checked_alpha("sub", self, other, alpha)
+    return Sub.apply(self, other) if alpha == 1 else SubAlpha.apply(self, other, alpha)
 
 
 @tensor_method("add_", "__iadd__")
 def add_(self, other, alpha=1) -> Tensor:
-    return self._inplace(Add, _scaled("add_", self, other, alpha))
+    other, alpha = _checked_alpha("add_", self, other, alpha)
+    return self._inplace(Add, other) if alpha == 1 else self._inplace(AddAlpha, other, alpha)
 
 
 @tensor_method("sub_", "__isub__")
 def sub_(self, other, alpha=1) -> Tensor:
     number(alpha, "alpha")
     _check_sub(self, other)  # before alpha makes a bool operand a number
-    return self._inplace(Sub, _scaled("sub_", self, other, alpha))
+    other, alpha = _checked_alpha("sub_", self, other, alpha)
+    return self._inplace(Sub, other) if alpha == 1 else self._inplace(SubAlpha, other, alpha)
 
 
 @tensor_method("mul_", "__imul__")
