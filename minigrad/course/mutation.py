@@ -767,11 +767,23 @@ def justification_row(mutation: Mutation, why: str = "TODO") -> str:
 
 
 # -- the report ----------------------------------------------------------------------------------
+def diagnoses_named(stage_key: str, feedback: dict[str, str]) -> dict[str, list[str]]:
+    """check -> the known mistakes (the stage module's DIAGNOSES) that its feedback names."""
+    import importlib
+
+    from minigrad.course.stages import _modules
+
+    module = importlib.import_module(f"minigrad.course.stages.{_modules()[stage_key[3:]]}")
+    known = getattr(module, "DIAGNOSES", {})
+    named = {check: sorted(key for key, phrase in known.items() if phrase in text) for check, text in feedback.items()}
+    return {check: keys for check, keys in named.items() if keys}
+
+
 def outcome_dict(o: Outcome) -> dict:
     m = o.mutation
     return {"stage": m.stage, "part": m.part, "operator": m.operator, "line": m.line, "before": m.before,
             "after": m.after, "status": o.status, "lost": o.lost, "feedback": o.feedback, "differs": o.differs,
-            "seconds": round(o.seconds, 2)}
+            "diagnoses": diagnoses_named(m.stage, o.feedback), "seconds": round(o.seconds, 2)}
 
 
 def format_table(results: list[StageResult]) -> str:

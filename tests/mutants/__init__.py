@@ -7,9 +7,10 @@ per check, words the feedback must contain: the advice written for that mistake.
 ``added`` are cells the learner added above the first replaced cell (helpers, imports), run
 as the grader runs them; ``borrowed`` is ``part -> names`` whose code must be reported as not
 coming from the learner's cells (``program.borrowed_names``; empty for every other mutant).
-``diagnosis`` names the mistake (a key of the stage module's ``DIAGNOSES``, phrase by phrase what the
-feedback says for each known mistake): the feedback must say the mutant's own diagnosis, and never
-another's ("" for a mutant whose feedback may only state what was observed).
+``diagnosis`` names the mistake: a key of the stage module's ``DIAGNOSES`` (the phrase the feedback
+says for each known mistake), by default the mutant's own name if DIAGNOSES has it. The feedback must
+say the mutant's own diagnosis, and never another's (none for a mutant whose feedback may only state
+what was observed).
 """
 from __future__ import annotations
 

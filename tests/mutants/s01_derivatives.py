@@ -148,6 +148,6 @@ def numerical_gradient(f, x, eps=1e-6):
         "max_relative_error",
         {"gradient_check": CHECK.replace("float(error.max())", "float((error / np.abs(numerical)).max())")},
         lost={"check_rejects_wrong", "check_tolerance"},
-        feedback={"check_rejects_wrong": "return the largest absolute difference"},
+        feedback={"check_rejects_wrong": "you returned the relative difference"},
     ),
 ]

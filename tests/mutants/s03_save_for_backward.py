@@ -137,6 +137,7 @@ MUTANTS = [
             "        for i, (t, version) in enumerate(")},
         lost={"context_version"},
         feedback={"context_version": "returned it without complaint"},
+        diagnosis="no_version_check",
     ),
     Mutant(
         "compares_with_version_zero",

@@ -62,6 +62,7 @@ MUTANTS = [
         lost={"sigmoid_own_formula"},
         feedback={"sigmoid_own_formula": "your Sigmoid runs minigrad's own sigmoid"},
         borrowed={"exp_sigmoid": ("Exp", "Sigmoid")},
+        diagnosis="sigmoid_calls_minigrads_sigmoid",
     ),
     Mutant(  # a subclass with nothing of its own is minigrad's code too
         "subclasses_minigrads_exp",

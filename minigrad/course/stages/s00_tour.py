@@ -123,6 +123,19 @@ def reference() -> dict:
     return {"value_and_grad": value_and_grad, "sgd_step": sgd_step}
 
 
+# The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
+# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+DIAGNOSES = {
+    "hand_derived_partial": "gradient of x**2 alone",
+    "modifies_callers_tensor": "now requires grad",
+    "value_as_a_tensor": "return it as a Python float",
+    "gradient_by_hand": "backward() was never called",
+    "step_uphill": "subtract lr * grad",
+    "never_clears": "gradients are still there",
+    "rebinds_instead_of_updating": "after your step a parameter has a grad_fn",
+}
+
+
 STAGE = Stage(
     number="00",
     name="tour",

@@ -298,6 +298,11 @@ def judge_rejects_wrong(mine: dict, ref: dict) -> Verdict:
         return Verdict(False, "gradient_check said ok for x**2 with a backward that returns x instead of 2x: "
                               "it must compare your numerical gradient with the one backward computes "
                               "(call f on a leaf that requires grad, .backward(), read leaf.grad)")
+    if not close(result["error"], expected["error"], rtol=1e-4) and close(result["error"], 0.5, rtol=1e-3):
+        return Verdict(False, f"for x**2 with a backward returning x, your max_error is 0.5, expected "
+                              f"{fmt(expected['error'])}: you returned the relative difference |analytical - numerical| "
+                              "/ |numerical| (x / 2x = 0.5 everywhere). max_error is the largest absolute difference "
+                              "|analytical - numerical|; the tolerance already scales with the gradient")
     if not close(result["error"], expected["error"], rtol=1e-4):
         return Verdict(False, f"for x**2 with a backward returning x, your max_error is {fmt(result['error'])}, expected "
                               f"{fmt(expected['error'])} (the largest |x|, since 2x - x = x): "
@@ -369,6 +374,27 @@ def reference() -> dict:
 
     return {"numerical_derivative": numerical_derivative, "numerical_gradient": numerical_gradient,
             "gradient_check": gradient_check}
+
+
+# The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
+# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+DIAGNOSES = {
+    "forward_difference": "shrank your error only 10x",
+    "divides_by_eps": "divide the difference by 2 * eps",
+    "ignores_eps": "ignores its eps argument",
+    "not_restoring": "(that's eps)",
+    "restores_by_arithmetic": "Keep the original value and put it back",
+    "all_elements_at_once": "elements of x changed at once",
+    "float32": "float32",
+    "absolute_error_only": "the tolerance must grow with the gradient",
+    "relative_error_only": "A purely relative test fails",
+    "never_calls_backward": "said ok for x**2",
+    "backward_into_the_callers_x": "backward added into the caller's x.grad",
+    "max_error_as_a_numpy_number": "return it as a Python float",
+    "evaluations_recorded": "inside `with minigrad.no_grad():`",
+    "returns_a_numpy_array": "returned a ndarray: return a minigrad tensor",
+    "max_relative_error": "you returned the relative difference",
+}
 
 
 STAGE = Stage(

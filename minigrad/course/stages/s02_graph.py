@@ -359,6 +359,23 @@ def reference() -> dict:
     return {"Node": Node, "Value": Value, "add": add, "mul": mul, "exp": exp, "list_graph": list_graph}
 
 
+# The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
+# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+DIAGNOSES = {
+    "inputs_as_a_set": "(a tuple, not a set)",
+    "inputs_in_the_wrong_order": "the inputs are in the wrong order",
+    "new_node_at_every_use": "reading a.node twice gives two different objects",
+    "shared_default_leaf_node": "a default argument such as node=Node('leaf', ()) is evaluated once",
+    "leaves_first": "start with tensor.grad_fn (SumBackward0",
+    "edges_read_at_every_visit": "had its next_functions read twice",
+    "leaf_without_a_node": "a node with op 'leaf' and no inputs",
+    "edges_reversed": "point from producer to consumer",
+    "skips_leaves": "AccumulateGrad nodes are nodes too",
+    "keeps_none": "your nodes include None",
+    "recursive": "recursion limit",
+}
+
+
 STAGE = Stage(
     number="02",
     name="graph",

@@ -489,6 +489,28 @@ def reference() -> dict:
             "Mul": RefMul, "saved_bytes": saved_bytes}
 
 
+# The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
+# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+DIAGNOSES = {
+    "no_version_check": "record each tensor's _version",
+    "compares_with_version_zero": "not with 0",
+    "error_without_versions": "name both versions",
+    "saves_copies": "but a copy",
+    "no_type_check": "raise TypeError for anything",
+    "type_error_without_details": "say which argument and its type",
+    "release_does_nothing": "still answered",
+    "release_keeps_the_tensors": "your Context still holds it",
+    "exp_saves_its_input": "Exp saved ['input'], expected ['output']: the derivative of exp is exp itself",
+    "log_saves_its_output": "needs the input x",
+    "sigmoid_saves_a_copy": "neither an input nor the output",
+    "mul_swaps_the_gradients": "Mul's backward",
+    "tanh_derivative_with_plus": "1 - y**2",
+    "counts_shared_arrays_twice": "Count each array once",
+    "assumes_8_bytes_per_element": "4 bytes, not 8",
+    "exp_forward_in_place": "changed its input x",
+}
+
+
 STAGE = Stage(
     number="03",
     name="save_for_backward",

@@ -799,6 +799,32 @@ def reference() -> dict:
     }
 
 
+# The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
+# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+DIAGNOSES = {
+    "gradient_for_the_constant": "must be None",
+    "constant_in_save_for_backward": "keep plain values as attributes of ctx",
+    "sigmoid_saves_input": "you used the input x where the output s = sigmoid(x) was needed",
+    "exp_saves_input_and_recomputes_exp": "Exp saved ['input'], expected ['output']: the derivative of exp is exp itself",
+    "sigmoid_calls_minigrads_sigmoid": "your Sigmoid runs minigrad's own sigmoid",
+    "exp_of_the_saved_output": "exponentiated it again",
+    "relu_mask_includes_zero": "use x > 0",
+    "relu_mask_from_the_gradient": "not from the incoming gradient",
+    "linear_computes_every_gradient": "still computed a gradient for input",
+    "sin_cos_ignores_the_cos_gradient": "ignored the gradient of the second output",
+    "forgot_mark_non_differentiable": "ctx.mark_non_differentiable(mask)",
+    "stateful_reuses_one_instance": "Create a new StatefulSigmoid() inside stateful_sigmoid",
+    "relu_clamps_the_callers_tensor": "ReLU changed its caller's x in place",
+    "exp_exponentiates_its_input_in_place": "Exp changed its caller's x in place",
+    "relu_keeps_its_input_as_a_ctx_attribute": "you kept it as ctx.x",
+    "linear_keeps_its_inputs_as_ctx_attributes": "you kept it as ctx.input",
+    "linear_computes_every_gradient_then_drops_the_unneeded": "returned None for input but still computed its gradient first",
+    "linear_computes_the_bias_gradient_then_drops_it": "returned None for bias but still computed its gradient first",
+    "relu_returns_a_tuple": "returned a tuple of 1 (Tensor), where one tensor was expected",
+    "mlp_first_weight_is_not_a_parameter": "does not list w1",
+}
+
+
 STAGE = Stage(
     number="05",
     name="custom_functions",
