@@ -86,6 +86,19 @@ class Addcmul(Function):
                 sum_to(grad * (t1 * ctx.value), shape_2) if need_2 else None, None)
 
 
+@tensor_method(top_level=True)
+def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``self + value * tensor1 * tensor2``, all three broadcast together."""
+    t1, t2, value = _pointwise_arguments("addcmul", tensor1, tensor2, value)
+    return Addcmul.apply(self, t1, t2, value)
+
+
+@tensor_method()
+def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    t1, t2, value = _pointwise_arguments("addcmul_", tensor1, tensor2, value)
+    return self._inplace(Addcmul, t1, t2, value)
+
+
 class Addcdiv(Function):
     """``x + value * t1 / t2``, in the promoted dtype of the three."""
 
@@ -113,6 +126,19 @@ class Addcdiv(Function):
                 sum_to(-grad * (ctx.value * t1 / (t2 * t2)), shape_2) if need_2 else None, None)
 
 
+@tensor_method(top_level=True)
+def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``self + value * tensor1 / tensor2``, all three broadcast together (a true division)."""
+    t1, t2, value = _pointwise_arguments("addcdiv", tensor1, tensor2, value)
+    return Addcdiv.apply(self, t1, t2, value)
+
+
+@tensor_method()
+def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    t1, t2, value = _pointwise_arguments("addcdiv_", tensor1, tensor2, value)
+    return self._inplace(Addcdiv, t1, t2, value)
+
+
 def _broadcast_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
@@ -129,32 +155,6 @@ def _pointwise_arguments(name: str, tensor1, tensor2, value) -> tuple:
     except ValueError:
         raise broadcast_error(tensor1.shape, tensor2.shape) from None
     return tensor1, tensor2, number(value, "value")
-
-
-@tensor_method(top_level=True)
-def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """``self + value * tensor1 * tensor2``, all three broadcast together."""
-    t1, t2, value = _pointwise_arguments("addcmul", tensor1, tensor2, value)
-    return Addcmul.apply(self, t1, t2, value)
-
-
-@tensor_method()
-def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    t1, t2, value = _pointwise_arguments("addcmul_", tensor1, tensor2, value)
-    return self._inplace(Addcmul, t1, t2, value)
-
-
-@tensor_method(top_level=True)
-def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """``self + value * tensor1 / tensor2``, all three broadcast together (a true division)."""
-    t1, t2, value = _pointwise_arguments("addcdiv", tensor1, tensor2, value)
-    return Addcdiv.apply(self, t1, t2, value)
-
-
-@tensor_method()
-def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    t1, t2, value = _pointwise_arguments("addcdiv_", tensor1, tensor2, value)
-    return self._inplace(Addcdiv, t1, t2, value)
 
 
 # -- beta * x + alpha * a product: addmv, addr, addbmm, baddbmm -----------------------------------------
@@ -212,6 +212,17 @@ class Addmv(_AddProduct):
                 mat.t().mv(grad) if mat is not None else None)
 
 
+@tensor_method(top_level=True)
+def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * (mat @ vec)``, ``self`` broadcast to the product's length."""
+    return Addmv.apply(*_addmv(self, mat, vec, beta, alpha))
+
+
+@tensor_method(top_level=True)
+def addmv_(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self._inplace(Addmv, *_addmv(self, mat, vec, beta, alpha)[1:])
+
+
 class Addr(_AddProduct):
     node_name = "AddrBackward0"
 
@@ -223,6 +234,17 @@ class Addr(_AddProduct):
     def product_grads(grad, vec1, vec2):
         return (grad.mv(vec2) if vec2 is not None else None,
                 grad.t().mv(vec1) if vec1 is not None else None)
+
+
+@tensor_method(top_level=True)
+def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * outer(vec1, vec2)``, ``self`` broadcast to the product's shape."""
+    return Addr.apply(*_addr(self, vec1, vec2, beta, alpha))
+
+
+@tensor_method()
+def addr_(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self._inplace(Addr, *_addr(self, vec1, vec2, beta, alpha)[1:])
 
 
 class Baddbmm(_AddProduct):
@@ -238,6 +260,17 @@ class Baddbmm(_AddProduct):
                 batch1.transpose(1, 2).bmm(grad) if batch1 is not None else None)
 
 
+@tensor_method(top_level=True)
+def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * (batch1 @ batch2)``: one addmm per batch element."""
+    return Baddbmm.apply(*_baddbmm(self, batch1, batch2, beta, alpha))
+
+
+@tensor_method()
+def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self._inplace(Baddbmm, *_baddbmm(self, batch1, batch2, beta, alpha)[1:])
+
+
 class Addbmm(_AddProduct):
     node_name = "AddbmmBackward0"
 
@@ -251,6 +284,17 @@ class Addbmm(_AddProduct):
         expanded = grad.unsqueeze(0).expand(reference.shape[0], *grad.shape)
         return (expanded.bmm(batch2.transpose(1, 2)) if batch2 is not None else None,
                 batch1.transpose(1, 2).bmm(expanded) if batch1 is not None else None)
+
+
+@tensor_method(top_level=True)
+def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * (the sum of batch1[i] @ batch2[i])``."""
+    return Addbmm.apply(*_addbmm(self, batch1, batch2, beta, alpha))
+
+
+@tensor_method()
+def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return self._inplace(Addbmm, *_addbmm(self, batch1, batch2, beta, alpha)[1:])
 
 
 def _same_dtypes(name: str, x: Tensor, a: Tensor, b: Tensor) -> np.dtype:
@@ -355,50 +399,6 @@ def _baddbmm(self: Tensor, batch1, batch2, beta, alpha) -> tuple:
                            f"but got: {list(batch2.shape[:2])}.")
     dtype = _same_dtypes("baddbmm", self, batch1, batch2)
     return self, batch1, batch2, _scalar(beta, dtype), _scalar(alpha, dtype), dtype
-
-
-@tensor_method(top_level=True)
-def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * self + alpha * (mat @ vec)``, ``self`` broadcast to the product's length."""
-    return Addmv.apply(*_addmv(self, mat, vec, beta, alpha))
-
-
-@tensor_method(top_level=True)
-def addmv_(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return self._inplace(Addmv, *_addmv(self, mat, vec, beta, alpha)[1:])
-
-
-@tensor_method(top_level=True)
-def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * self + alpha * outer(vec1, vec2)``, ``self`` broadcast to the product's shape."""
-    return Addr.apply(*_addr(self, vec1, vec2, beta, alpha))
-
-
-@tensor_method()
-def addr_(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return self._inplace(Addr, *_addr(self, vec1, vec2, beta, alpha)[1:])
-
-
-@tensor_method(top_level=True)
-def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * self + alpha * (the sum of batch1[i] @ batch2[i])``."""
-    return Addbmm.apply(*_addbmm(self, batch1, batch2, beta, alpha))
-
-
-@tensor_method()
-def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return self._inplace(Addbmm, *_addbmm(self, batch1, batch2, beta, alpha)[1:])
-
-
-@tensor_method(top_level=True)
-def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * self + alpha * (batch1 @ batch2)``: one addmm per batch element."""
-    return Baddbmm.apply(*_baddbmm(self, batch1, batch2, beta, alpha))
-
-
-@tensor_method()
-def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    return self._inplace(Baddbmm, *_baddbmm(self, batch1, batch2, beta, alpha)[1:])
 
 
 # -- vdot, ger ----------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from minigrad.ops.elementwise import Where, _float
 from minigrad.ops.registry import tensor_method
 from minigrad._tensor import Tensor, _tensor_argument, check_tensor
 
+
 _EPS64 = np.finfo(np.float64).eps / 2  # Cephes' MACHEP
 
 
@@ -61,6 +62,8 @@ def _lgamma(x: np.ndarray) -> np.ndarray:
 _DIGAMMA_SERIES = np.array([8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
                             -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
                             8.33333333333333333333e-2])
+
+
 _DIGAMMA_10 = 2.25175258906672110764
 
 
@@ -291,6 +294,16 @@ class Igamma(Function):
         return None, sum_to(grad * slope * type(ctx)._forward_cls.sign, x.shape)
 
 
+@tensor_method(top_level=True)
+def igamma(self, other: Tensor) -> Tensor:
+    return Igamma.apply(self, _tensor_argument("igamma", "other", 1, other))
+
+
+@tensor_method()
+def igamma_(self, other: Tensor) -> Tensor:
+    return self._inplace(Igamma, _tensor_argument("igamma_", "other", 1, other))
+
+
 class Igammac(Igamma):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (``special.gammaincc``)."""
 
@@ -300,6 +313,16 @@ class Igammac(Igamma):
     @staticmethod
     def forward(ctx, a, x):
         return Igamma._forward(ctx, a, x, True, "igammac")
+
+
+@tensor_method(top_level=True)
+def igammac(self, other: Tensor) -> Tensor:
+    return Igammac.apply(self, _tensor_argument("igammac", "other", 1, other))
+
+
+@tensor_method()
+def igammac_(self, other: Tensor) -> Tensor:
+    return self._inplace(Igammac, _tensor_argument("igammac_", "other", 1, other))
 
 
 def _i1_64(x: np.ndarray) -> np.ndarray:
@@ -339,6 +362,16 @@ class Lgamma(Function):
         return grad * Digamma.apply(a)
 
 
+@tensor_method(top_level=True)
+def lgamma(self) -> Tensor:
+    return Lgamma.apply(self)
+
+
+@tensor_method()
+def lgamma_(self) -> Tensor:
+    return self._inplace(Lgamma)
+
+
 class Digamma(Function):
     node_name = "DigammaBackward0"
 
@@ -351,6 +384,16 @@ class Digamma(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * Polygamma.apply(a, 1)
+
+
+@tensor_method(top_level=True)
+def digamma(self) -> Tensor:
+    return Digamma.apply(self)
+
+
+@tensor_method()
+def digamma_(self) -> Tensor:
+    return self._inplace(Digamma)
 
 
 class Polygamma(Function):
@@ -368,10 +411,21 @@ class Polygamma(Function):
         return grad * Polygamma.apply(a, ctx.n + 1), None
 
 
+@tensor_method("polygamma")
+def _polygamma(self, n: int) -> Tensor:
+    """``x.polygamma(n)``: the n-th derivative of digamma (``minigrad.polygamma(n, x)`` puts n first)."""
+    return Polygamma.apply(self, _order(n, "polygamma"))
+
+
 class PolygammaInplace(Polygamma):
     """``x.polygamma_(n)``: PyTorch's in-place overload, a node of its own name."""
 
     node_name = "PolygammaBackward1"
+
+
+@tensor_method()
+def polygamma_(self, n: int) -> Tensor:
+    return self._inplace(PolygammaInplace, _order(n, "polygamma"))
 
 
 class Mvlgamma(Function):
@@ -399,6 +453,16 @@ class Mvlgamma(Function):
         return grad * slope, None
 
 
+@tensor_method(top_level=True)
+def mvlgamma(self, p: int) -> Tensor:
+    return Mvlgamma.apply(self, _dimensions(p))
+
+
+@tensor_method()
+def mvlgamma_(self, p: int) -> Tensor:
+    return self._inplace(Mvlgamma, _dimensions(p))
+
+
 class I0(Function):
     node_name = "I0Backward0"
 
@@ -411,6 +475,16 @@ class I0(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * I1.apply(a)
+
+
+@tensor_method(top_level=True)
+def i0(self) -> Tensor:
+    return I0.apply(self)
+
+
+@tensor_method(top_level=True)
+def i0_(self) -> Tensor:
+    return self._inplace(I0)
 
 
 class I1(Function):
@@ -445,79 +519,7 @@ def _dimensions(p) -> int:
     return p
 
 
-# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
-@tensor_method(top_level=True)
-def lgamma(self) -> Tensor:
-    return Lgamma.apply(self)
-
-
-@tensor_method(top_level=True)
-def digamma(self) -> Tensor:
-    return Digamma.apply(self)
-
-
-@tensor_method("polygamma")
-def _polygamma(self, n: int) -> Tensor:
-    """``x.polygamma(n)``: the n-th derivative of digamma (``minigrad.polygamma(n, x)`` puts n first)."""
-    return Polygamma.apply(self, _order(n, "polygamma"))
-
-
 def polygamma(n: int, input: Tensor) -> Tensor:
     """``minigrad.polygamma(n, x)``, PyTorch's order of the arguments: ``x.polygamma(n)``."""
     check_tensor("polygamma", "input", 2, input)
     return _polygamma(input, n)
-
-
-@tensor_method(top_level=True)
-def mvlgamma(self, p: int) -> Tensor:
-    return Mvlgamma.apply(self, _dimensions(p))
-
-
-@tensor_method(top_level=True)
-def i0(self) -> Tensor:
-    return I0.apply(self)
-
-
-@tensor_method()
-def lgamma_(self) -> Tensor:
-    return self._inplace(Lgamma)
-
-
-@tensor_method()
-def digamma_(self) -> Tensor:
-    return self._inplace(Digamma)
-
-
-@tensor_method()
-def polygamma_(self, n: int) -> Tensor:
-    return self._inplace(PolygammaInplace, _order(n, "polygamma"))
-
-
-@tensor_method()
-def mvlgamma_(self, p: int) -> Tensor:
-    return self._inplace(Mvlgamma, _dimensions(p))
-
-
-@tensor_method(top_level=True)
-def i0_(self) -> Tensor:
-    return self._inplace(I0)
-
-
-@tensor_method(top_level=True)
-def igamma(self, other: Tensor) -> Tensor:
-    return Igamma.apply(self, _tensor_argument("igamma", "other", 1, other))
-
-
-@tensor_method(top_level=True)
-def igammac(self, other: Tensor) -> Tensor:
-    return Igammac.apply(self, _tensor_argument("igammac", "other", 1, other))
-
-
-@tensor_method()
-def igamma_(self, other: Tensor) -> Tensor:
-    return self._inplace(Igamma, _tensor_argument("igamma_", "other", 1, other))
-
-
-@tensor_method()
-def igammac_(self, other: Tensor) -> Tensor:
-    return self._inplace(Igammac, _tensor_argument("igammac_", "other", 1, other))

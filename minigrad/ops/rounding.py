@@ -46,6 +46,16 @@ class Floor(Function):
         return _zeros_like(grad)
 
 
+@tensor_method(top_level=True)
+def floor(self) -> Tensor:
+    return Floor.apply(self)
+
+
+@tensor_method(top_level=True)
+def floor_(self) -> Tensor:
+    return self._inplace(Floor)
+
+
 class Ceil(Floor):
     node_name = "CeilBackward0"
 
@@ -54,12 +64,32 @@ class Ceil(Floor):
         return _whole(np.ceil, a)
 
 
+@tensor_method(top_level=True)
+def ceil(self) -> Tensor:
+    return Ceil.apply(self)
+
+
+@tensor_method(top_level=True)
+def ceil_(self) -> Tensor:
+    return self._inplace(Ceil)
+
+
 class Trunc(Floor):
     node_name = "TruncBackward0"
 
     @staticmethod
     def forward(ctx, a):
         return _whole(np.trunc, a)
+
+
+@tensor_method(top_level=True)
+def trunc(self) -> Tensor:
+    return Trunc.apply(self)
+
+
+@tensor_method("trunc_", "fix_", top_level=True)
+def trunc_(self) -> Tensor:
+    return self._inplace(Trunc)
 
 
 class Round(Function):
@@ -89,6 +119,21 @@ class RoundDecimals(Round):
     node_name = "RoundBackward1"
 
 
+@tensor_method("round", top_level=True)
+def _round(self, *, decimals: int = NOT_GIVEN) -> Tensor:
+    """Round half to even; ``decimals`` (keyword-only, as in PyTorch) rounds to that many decimal places."""
+    if decimals is NOT_GIVEN:
+        return Round.apply(self, 0)
+    return RoundDecimals.apply(self, integer(decimals, "decimals"))
+
+
+@tensor_method("round_", top_level=True)
+def round_(self, *, decimals: int = NOT_GIVEN) -> Tensor:
+    if decimals is NOT_GIVEN:
+        return self._inplace(Round, 0)
+    return self._inplace(RoundDecimals, integer(decimals, "decimals"))
+
+
 class Frac(Function):
     """x - trunc(x), the fractional part with the sign of x; derivative 1."""
 
@@ -104,6 +149,16 @@ class Frac(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+
+@tensor_method(top_level=True)
+def frac(self) -> Tensor:
+    return Frac.apply(self)
+
+
+@tensor_method(top_level=True)
+def frac_(self) -> Tensor:
+    return self._inplace(Frac)
 
 
 def _remainder(x, y):
@@ -147,6 +202,12 @@ class Remainder(Function):
                 sum_to(-grad * quotient, ctx.shapes[1]) if need_b else None)
 
 
+@tensor_method("remainder_", "__imod__")
+def remainder_(self, other) -> Tensor:
+    other = _argument("remainder_", other)
+    return self._inplace(Remainder if isinstance(other, Tensor) else RemainderScalar, other)
+
+
 class RemainderScalar(Remainder):
     """``tensor % number``: PyTorch's Scalar overload, a node of its own name."""
 
@@ -163,6 +224,18 @@ class Fmod(Remainder):
         _save_operands(ctx, a, b, ctx.needs_input_grad[1], ctx.needs_input_grad[1])
         ctx.rounding = np.trunc
         return _divided(np.fmod, a, b)
+
+
+@tensor_method(top_level=True)
+def fmod(self, other) -> Tensor:
+    other = _argument("fmod", other)
+    return (Fmod if isinstance(other, Tensor) else FmodScalar).apply(self, other)
+
+
+@tensor_method()
+def fmod_(self, other) -> Tensor:
+    other = _argument("fmod_", other)
+    return self._inplace(Fmod if isinstance(other, Tensor) else FmodScalar, other)
 
 
 class FmodScalar(Fmod):
@@ -185,7 +258,11 @@ class NotDifferentiable(Function):
         raise RuntimeError(f"derivative for aten::{ctx.op} is not implemented")
 
 
-# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
+@tensor_method("floor_divide_", "__ifloordiv__")
+def floor_divide_(self, other) -> Tensor:
+    return self._inplace(NotDifferentiable, _argument("floor_divide_", other), np.floor_divide, "floor_divide")
+
+
 def _remainder_of(a, b) -> Tensor:
     return (Remainder if isinstance(b, Tensor) else RemainderScalar).apply(a, b)
 
@@ -196,41 +273,9 @@ def _floor_divided(a, b) -> Tensor:
 
 binary_operator("mod", "remainder", _remainder_of,
                 lambda self, other: NotDifferentiable.apply(other, self, np.remainder, "remainder"))
+
+
 binary_operator("floordiv", "floor_divide", _floor_divided, lambda self, other: _floor_divided(other, self))
-
-
-@tensor_method(top_level=True)
-def fmod(self, other) -> Tensor:
-    other = _argument("fmod", other)
-    return (Fmod if isinstance(other, Tensor) else FmodScalar).apply(self, other)
-
-
-@tensor_method(top_level=True)
-def floor(self) -> Tensor:
-    return Floor.apply(self)
-
-
-@tensor_method(top_level=True)
-def ceil(self) -> Tensor:
-    return Ceil.apply(self)
-
-
-@tensor_method(top_level=True)
-def trunc(self) -> Tensor:
-    return Trunc.apply(self)
-
-
-@tensor_method("round", top_level=True)
-def _round(self, *, decimals: int = NOT_GIVEN) -> Tensor:
-    """Round half to even; ``decimals`` (keyword-only, as in PyTorch) rounds to that many decimal places."""
-    if decimals is NOT_GIVEN:
-        return Round.apply(self, 0)
-    return RoundDecimals.apply(self, integer(decimals, "decimals"))
-
-
-@tensor_method(top_level=True)
-def frac(self) -> Tensor:
-    return Frac.apply(self)
 
 
 # -- division with rounding, the step function, and the in-place forms --------------------------
@@ -264,15 +309,6 @@ class DivRounding(Function):
         return zeros[0], zeros[1], None
 
 
-def _rounding_mode(rounding_mode) -> str | None:
-    if rounding_mode is not None and not isinstance(rounding_mode, str):
-        raise TypeError(f"div(): argument 'rounding_mode' must be str or None, not {type_name(rounding_mode)}")
-    if rounding_mode not in (None, "trunc", "floor"):
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                           f"{rounding_mode!r}")
-    return rounding_mode
-
-
 @tensor_method("div", "divide", top_level=True)
 def div(self, other, *, rounding_mode: str | None = None) -> Tensor:
     """``self / other``; ``rounding_mode='trunc'`` rounds the quotient towards 0, ``'floor'`` down
@@ -289,6 +325,15 @@ def div_(self, other, *, rounding_mode: str | None = None) -> Tensor:
     if _rounding_mode(rounding_mode) is None:
         return self._inplace(Div, other)
     return self._inplace(DivRounding, other, rounding_mode)
+
+
+def _rounding_mode(rounding_mode) -> str | None:
+    if rounding_mode is not None and not isinstance(rounding_mode, str):
+        raise TypeError(f"div(): argument 'rounding_mode' must be str or None, not {type_name(rounding_mode)}")
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"{rounding_mode!r}")
+    return rounding_mode
 
 
 class Heaviside(NotDifferentiable):
@@ -317,47 +362,3 @@ def heaviside_(self, values: Tensor) -> Tensor:
 
 
 alias("fix", "trunc", top_level=True)
-
-
-@tensor_method(top_level=True)
-def floor_(self) -> Tensor:
-    return self._inplace(Floor)
-
-
-@tensor_method(top_level=True)
-def ceil_(self) -> Tensor:
-    return self._inplace(Ceil)
-
-
-@tensor_method("trunc_", "fix_", top_level=True)
-def trunc_(self) -> Tensor:
-    return self._inplace(Trunc)
-
-
-@tensor_method("round_", top_level=True)
-def round_(self, *, decimals: int = NOT_GIVEN) -> Tensor:
-    if decimals is NOT_GIVEN:
-        return self._inplace(Round, 0)
-    return self._inplace(RoundDecimals, integer(decimals, "decimals"))
-
-
-@tensor_method(top_level=True)
-def frac_(self) -> Tensor:
-    return self._inplace(Frac)
-
-
-@tensor_method("floor_divide_", "__ifloordiv__")
-def floor_divide_(self, other) -> Tensor:
-    return self._inplace(NotDifferentiable, _argument("floor_divide_", other), np.floor_divide, "floor_divide")
-
-
-@tensor_method("remainder_", "__imod__")
-def remainder_(self, other) -> Tensor:
-    other = _argument("remainder_", other)
-    return self._inplace(Remainder if isinstance(other, Tensor) else RemainderScalar, other)
-
-
-@tensor_method()
-def fmod_(self, other) -> Tensor:
-    other = _argument("fmod_", other)
-    return self._inplace(Fmod if isinstance(other, Tensor) else FmodScalar, other)

@@ -28,6 +28,7 @@ from minigrad.ops.registry import tensor_method
 from minigrad.ops.unary import Sign
 from minigrad._tensor import Tensor, _argument, _tensor_argument
 
+
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
@@ -139,7 +140,6 @@ def _erfinv64(y: np.ndarray) -> np.ndarray:
     return np.copysign(x, y)
 
 
-# -- the Functions ---------------------------------------------------------------------------------
 class Log2(Function):
     node_name = "Log2Backward0"
 
@@ -153,6 +153,16 @@ class Log2(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad / (a * math.log(2))
+
+
+@tensor_method(top_level=True)
+def log2(self) -> Tensor:
+    return Log2.apply(self)
+
+
+@tensor_method(top_level=True)
+def log2_(self) -> Tensor:
+    return self._inplace(Log2)
 
 
 class Log10(Function):
@@ -170,6 +180,16 @@ class Log10(Function):
         return grad / (a * math.log(10))
 
 
+@tensor_method(top_level=True)
+def log10(self) -> Tensor:
+    return Log10.apply(self)
+
+
+@tensor_method(top_level=True)
+def log10_(self) -> Tensor:
+    return self._inplace(Log10)
+
+
 class Erf(Function):
     node_name = "ErfBackward0"
 
@@ -182,6 +202,16 @@ class Erf(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * (-(a * a)).exp() * _TWO_OVER_SQRT_PI
+
+
+@tensor_method(top_level=True)
+def erf(self) -> Tensor:
+    return Erf.apply(self)
+
+
+@tensor_method(top_level=True)
+def erf_(self) -> Tensor:
+    return self._inplace(Erf)
 
 
 class Erfc(Function):
@@ -198,6 +228,16 @@ class Erfc(Function):
         return grad * (-(a * a)).exp() * -_TWO_OVER_SQRT_PI
 
 
+@tensor_method(top_level=True)
+def erfc(self) -> Tensor:
+    return Erfc.apply(self)
+
+
+@tensor_method(top_level=True)
+def erfc_(self) -> Tensor:
+    return self._inplace(Erfc)
+
+
 class Erfinv(Function):
     node_name = "ErfinvBackward0"
 
@@ -211,6 +251,16 @@ class Erfinv(Function):
         a, = ctx.saved_tensors
         x = Erfinv.apply(a)
         return grad * (x * x).exp() * (math.sqrt(math.pi) / 2)
+
+
+@tensor_method(top_level=True)
+def erfinv(self) -> Tensor:
+    return Erfinv.apply(self)
+
+
+@tensor_method()
+def erfinv_(self) -> Tensor:
+    return self._inplace(Erfinv)
 
 
 class Logit(Function):
@@ -237,6 +287,16 @@ class Logit(Function):
         return _zero_where((a._data < eps) | (a._data > 1 - eps), slope), None
 
 
+@tensor_method(top_level=True)
+def logit(self, eps: float | None = None) -> Tensor:
+    return Logit.apply(self, eps if eps is None else float(number(eps, "eps")))
+
+
+@tensor_method(top_level=True)
+def logit_(self, eps: float | None = None) -> Tensor:
+    return self._inplace(Logit, eps if eps is None else float(number(eps, "eps")))
+
+
 class Hypot(Function):
     node_name = "HypotBackward0"
 
@@ -256,6 +316,16 @@ class Hypot(Function):
         need_a, need_b = ctx.needs_input_grad
         return (sum_to(grad * a / out, a.shape) if need_a else None,
                 sum_to(grad * b / out, b.shape) if need_b else None)
+
+
+@tensor_method(top_level=True)
+def hypot(self, other: Tensor) -> Tensor:
+    return Hypot.apply(self, _tensor_argument("hypot", "other", 1, other))
+
+
+@tensor_method()
+def hypot_(self, other: Tensor) -> Tensor:
+    return self._inplace(Hypot, _tensor_argument("hypot_", "other", 1, other))
 
 
 class Lerp(Function):
@@ -310,6 +380,16 @@ class Sgn(Sign):
     """The sign, and for complex numbers z / |z| (minigrad has none): PyTorch names its node apart."""
 
     node_name = "SgnBackward0"
+
+
+@tensor_method(top_level=True)
+def sgn(self) -> Tensor:
+    return Sgn.apply(self)
+
+
+@tensor_method()
+def sgn_(self) -> Tensor:
+    return self._inplace(Sgn)
 
 
 class ClampMin(Clamp):
@@ -391,6 +471,11 @@ class Minimum(Function):
                 sum_to(_zero_where(x < y, shared), b.shape) if need_b else None)
 
 
+@tensor_method(top_level=True)
+def minimum(self, other: Tensor) -> Tensor:
+    return Minimum.apply(self, _tensor_argument("minimum", "other", 1, other))
+
+
 class Fmax(Function):
     """The larger value, NaN ignored (NaN only where both are): ``a`` gets the gradient where it is
     picked (ties included, or ``b`` is NaN), ``b`` elsewhere."""
@@ -407,6 +492,11 @@ class Fmax(Function):
         return _pick_backward(ctx, grad, _at_least_or_nan(a._data, b._data))
 
 
+@tensor_method(top_level=True)
+def fmax(self, other: Tensor) -> Tensor:
+    return Fmax.apply(self, _tensor_argument("fmax", "other", 1, other))
+
+
 class Fmin(Function):
     node_name = "FminBackward0"
 
@@ -418,6 +508,11 @@ class Fmin(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         return _pick_backward(ctx, grad, _at_most_or_nan(a._data, b._data))
+
+
+@tensor_method(top_level=True)
+def fmin(self, other: Tensor) -> Tensor:
+    return Fmin.apply(self, _tensor_argument("fmin", "other", 1, other))
 
 
 def _lerp(start: Tensor, end, weight):
@@ -437,17 +532,6 @@ def _clamp_bound(name: str, a: Tensor, bound):
     return (ClampMin, (bound, None)) if name == "min" else (ClampMax, (None, bound))
 
 
-# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
-@tensor_method(top_level=True)
-def log2(self) -> Tensor:
-    return Log2.apply(self)
-
-
-@tensor_method(top_level=True)
-def log10(self) -> Tensor:
-    return Log10.apply(self)
-
-
 @tensor_method(top_level=True)
 def square(self) -> Tensor:
     """``self ** 2``, as PyTorch computes it (a PowBackward0 node; integers stay integers)."""
@@ -455,39 +539,9 @@ def square(self) -> Tensor:
 
 
 @tensor_method(top_level=True)
-def erf(self) -> Tensor:
-    return Erf.apply(self)
-
-
-@tensor_method(top_level=True)
-def erfc(self) -> Tensor:
-    return Erfc.apply(self)
-
-
-@tensor_method(top_level=True)
-def erfinv(self) -> Tensor:
-    return Erfinv.apply(self)
-
-
-@tensor_method(top_level=True)
-def logit(self, eps: float | None = None) -> Tensor:
-    return Logit.apply(self, eps if eps is None else float(number(eps, "eps")))
-
-
-@tensor_method(top_level=True)
-def hypot(self, other: Tensor) -> Tensor:
-    return Hypot.apply(self, _tensor_argument("hypot", "other", 1, other))
-
-
-@tensor_method(top_level=True)
 def lerp(self, end: Tensor, weight) -> Tensor:
     op, args = _lerp(self, end, weight)
     return op.apply(*args)
-
-
-@tensor_method(top_level=True)
-def sgn(self) -> Tensor:
-    return Sgn.apply(self)
 
 
 @tensor_method(top_level=True)
@@ -503,34 +557,9 @@ def clamp_max(self, max) -> Tensor:  # noqa: A002 - PyTorch's keyword
 
 
 @tensor_method(top_level=True)
-def minimum(self, other: Tensor) -> Tensor:
-    return Minimum.apply(self, _tensor_argument("minimum", "other", 1, other))
-
-
-@tensor_method(top_level=True)
-def fmax(self, other: Tensor) -> Tensor:
-    return Fmax.apply(self, _tensor_argument("fmax", "other", 1, other))
-
-
-@tensor_method(top_level=True)
-def fmin(self, other: Tensor) -> Tensor:
-    return Fmin.apply(self, _tensor_argument("fmin", "other", 1, other))
-
-
-@tensor_method(top_level=True)
 def true_divide(self, other) -> Tensor:
     """``self / other``: PyTorch's older name for ``div``."""
     return Div.apply(self, _argument("true_divide", other))
-
-
-@tensor_method(top_level=True)
-def log2_(self) -> Tensor:
-    return self._inplace(Log2)
-
-
-@tensor_method(top_level=True)
-def log10_(self) -> Tensor:
-    return self._inplace(Log10)
 
 
 @tensor_method(top_level=True)
@@ -538,40 +567,10 @@ def square_(self) -> Tensor:
     return self._inplace(Pow, 2)
 
 
-@tensor_method(top_level=True)
-def erf_(self) -> Tensor:
-    return self._inplace(Erf)
-
-
-@tensor_method(top_level=True)
-def erfc_(self) -> Tensor:
-    return self._inplace(Erfc)
-
-
-@tensor_method()
-def erfinv_(self) -> Tensor:
-    return self._inplace(Erfinv)
-
-
-@tensor_method(top_level=True)
-def logit_(self, eps: float | None = None) -> Tensor:
-    return self._inplace(Logit, eps if eps is None else float(number(eps, "eps")))
-
-
-@tensor_method()
-def hypot_(self, other: Tensor) -> Tensor:
-    return self._inplace(Hypot, _tensor_argument("hypot_", "other", 1, other))
-
-
 @tensor_method()
 def lerp_(self, end: Tensor, weight) -> Tensor:
     op, args = _lerp(self, end, weight)
     return self._inplace(op, *args[1:])
-
-
-@tensor_method()
-def sgn_(self) -> Tensor:
-    return self._inplace(Sgn)
 
 
 @tensor_method(top_level=True)

@@ -71,6 +71,15 @@ class Logsumexp(Function):
         return _keep_dims(ctx, grad) * (a - _keep_dims(ctx, out)).exp(), None, None
 
 
+@tensor_method(top_level=True)
+def logsumexp(a: Tensor, dim: int | tuple, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(a))) over ``dim``, computed without overflow (the max is taken out first)."""
+    if dim is None:  # (PyTorch's dim has no default: every dim is spelled out)
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType: pass the dims to "
+                        "reduce, tuple(range(x.ndim)) for every element")
+    return Logsumexp.apply(a, dim, keepdim)
+
+
 class Norm(Function):
     """The vector p-norm over ``dim`` (all elements by default)."""
 
@@ -131,6 +140,18 @@ class Norm(Function):
         return scaled * (grad / norm ** (p - 1)).masked_fill(zero, 0), None, None, None
 
 
+@tensor_method(top_level=True)
+def norm(a: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
+    """``torch.norm``: a vector norm (p = 1, 2, inf, -inf, 0 or any number); 'fro' is the 2-norm."""
+    if p is None or (isinstance(p, str) and p == "fro"):  # (None: PyTorch's default for the 2-norm too)
+        if dim is not None and len(normalize_dims(dim, a.ndim)) > 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+        p = 2
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm: p={p!r} is not supported; minigrad has vector norms (p a number) and 'fro'")
+    return Norm.apply(a, number(p, "p"), dim, keepdim)
+
+
 def _degrees_of_freedom(ctx, a: Tensor, correction, op: str) -> float:
     """N - correction, at least 0: dividing by 0 then gives inf or NaN, as in PyTorch (with its warning)."""
     ctx.count = count = math.prod([a.shape[d] for d in ctx.dims])
@@ -172,6 +193,12 @@ class Var(Function):
         return _keep_dims(ctx, grad) * centred * 2 / ctx.dof, None, None, None
 
 
+@tensor_method(top_level=True)
+def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    dim, correction = correction_of("var", dim, unbiased, keepdim, correction)
+    return Var.apply(a, dim, correction, keepdim)
+
+
 class Std(Function):
     node_name = "StdBackward0"
 
@@ -192,6 +219,12 @@ class Std(Function):
         centred = a - a.sum(ctx.dims, keepdim=True) / ctx.count  # not mean(): no warning when empty
         scale = (_keep_dims(ctx, grad) / out).masked_fill(Tensor._wrap(out._data == 0), 0)  # 0 at std = 0, as PyTorch
         return centred * scale / ctx.dof, None, None, None
+
+
+@tensor_method(top_level=True)
+def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    dim, correction = correction_of("std", dim, unbiased, keepdim, correction)
+    return Std.apply(a, dim, correction, keepdim)
 
 
 def _check_float(a: Tensor) -> None:
@@ -223,39 +256,6 @@ def correction_of(name: str, dim, unbiased, keepdim, correction) -> tuple:
     if correction is not None:
         raise TypeError(f"{name}() takes either unbiased= or correction=, not both")
     return dim, int(flag(unbiased, "unbiased"))
-
-
-@tensor_method(top_level=True)
-def var(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    dim, correction = correction_of("var", dim, unbiased, keepdim, correction)
-    return Var.apply(a, dim, correction, keepdim)
-
-
-@tensor_method(top_level=True)
-def std(a: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    dim, correction = correction_of("std", dim, unbiased, keepdim, correction)
-    return Std.apply(a, dim, correction, keepdim)
-
-
-@tensor_method(top_level=True)
-def norm(a: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
-    """``torch.norm``: a vector norm (p = 1, 2, inf, -inf, 0 or any number); 'fro' is the 2-norm."""
-    if p is None or (isinstance(p, str) and p == "fro"):  # (None: PyTorch's default for the 2-norm too)
-        if dim is not None and len(normalize_dims(dim, a.ndim)) > 2:
-            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
-        p = 2
-    elif isinstance(p, str):
-        raise RuntimeError(f"norm: p={p!r} is not supported; minigrad has vector norms (p a number) and 'fro'")
-    return Norm.apply(a, number(p, "p"), dim, keepdim)
-
-
-@tensor_method(top_level=True)
-def logsumexp(a: Tensor, dim: int | tuple, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(a))) over ``dim``, computed without overflow (the max is taken out first)."""
-    if dim is None:  # (PyTorch's dim has no default: every dim is spelled out)
-        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType: pass the dims to "
-                        "reduce, tuple(range(x.ndim)) for every element")
-    return Logsumexp.apply(a, dim, keepdim)
 
 
 class Logcumsumexp(Function):

@@ -38,6 +38,16 @@ class Sin(Function):
         return grad * a.cos()
 
 
+@tensor_method(top_level=True)
+def sin(self) -> Tensor:
+    return Sin.apply(self)
+
+
+@tensor_method(top_level=True)
+def sin_(self) -> Tensor:
+    return self._inplace(Sin)
+
+
 class Cos(Function):
     node_name = "CosBackward0"
 
@@ -50,6 +60,16 @@ class Cos(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * -a.sin()
+
+
+@tensor_method(top_level=True)
+def cos(self) -> Tensor:
+    return Cos.apply(self)
+
+
+@tensor_method(top_level=True)
+def cos_(self) -> Tensor:
+    return self._inplace(Cos)
 
 
 class Tan(Function):
@@ -67,6 +87,16 @@ class Tan(Function):
         return grad * (1 + out * out)
 
 
+@tensor_method(top_level=True)
+def tan(self) -> Tensor:
+    return Tan.apply(self)
+
+
+@tensor_method(top_level=True)
+def tan_(self) -> Tensor:
+    return self._inplace(Tan)
+
+
 class Sinh(Function):
     node_name = "SinhBackward0"
 
@@ -80,6 +110,16 @@ class Sinh(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * a.cosh()
+
+
+@tensor_method(top_level=True)
+def sinh(self) -> Tensor:
+    return Sinh.apply(self)
+
+
+@tensor_method(top_level=True)
+def sinh_(self) -> Tensor:
+    return self._inplace(Sinh)
 
 
 class Cosh(Function):
@@ -97,6 +137,16 @@ class Cosh(Function):
         return grad * a.sinh()
 
 
+@tensor_method(top_level=True)
+def cosh(self) -> Tensor:
+    return Cosh.apply(self)
+
+
+@tensor_method(top_level=True)
+def cosh_(self) -> Tensor:
+    return self._inplace(Cosh)
+
+
 class Log1p(Function):
     node_name = "Log1PBackward0"
 
@@ -110,6 +160,16 @@ class Log1p(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad / (a + 1)
+
+
+@tensor_method(top_level=True)
+def log1p(self) -> Tensor:
+    return Log1p.apply(self)
+
+
+@tensor_method(top_level=True)
+def log1p_(self) -> Tensor:
+    return self._inplace(Log1p)
 
 
 class Expm1(Function):
@@ -128,6 +188,16 @@ class Expm1(Function):
         return grad * (out + 1)
 
 
+@tensor_method(top_level=True)
+def expm1(self) -> Tensor:
+    return Expm1.apply(self)
+
+
+@tensor_method(top_level=True)
+def expm1_(self) -> Tensor:
+    return self._inplace(Expm1)
+
+
 class Exp2(Function):
     node_name = "Exp2Backward0"
 
@@ -142,6 +212,16 @@ class Exp2(Function):
     def backward(ctx, grad):
         out, = ctx.saved_tensors
         return grad * out * math.log(2)
+
+
+@tensor_method(top_level=True)
+def exp2(self) -> Tensor:
+    return Exp2.apply(self)
+
+
+@tensor_method(top_level=True)
+def exp2_(self) -> Tensor:
+    return self._inplace(Exp2)
 
 
 class Rsqrt(Function):
@@ -162,6 +242,16 @@ class Rsqrt(Function):
         return grad * (out * out * out) * -0.5
 
 
+@tensor_method(top_level=True)
+def rsqrt(self) -> Tensor:
+    return Rsqrt.apply(self)
+
+
+@tensor_method(top_level=True)
+def rsqrt_(self) -> Tensor:
+    return self._inplace(Rsqrt)
+
+
 class Sign(Function):
     """-1, 0 or 1 (NaN gives 0, as in PyTorch); flat almost everywhere, so the gradient is 0."""
 
@@ -180,90 +270,9 @@ class Sign(Function):
         return Tensor._wrap(np.zeros_like(grad._data))
 
 
-# -- Tensor methods (ops/registry.py) ------------------------------------------------------------
-@tensor_method(top_level=True)
-def sin(self) -> Tensor:
-    return Sin.apply(self)
-
-
-@tensor_method(top_level=True)
-def cos(self) -> Tensor:
-    return Cos.apply(self)
-
-
-@tensor_method(top_level=True)
-def tan(self) -> Tensor:
-    return Tan.apply(self)
-
-
-@tensor_method(top_level=True)
-def sinh(self) -> Tensor:
-    return Sinh.apply(self)
-
-
-@tensor_method(top_level=True)
-def cosh(self) -> Tensor:
-    return Cosh.apply(self)
-
-
-@tensor_method(top_level=True)
-def log1p(self) -> Tensor:
-    return Log1p.apply(self)
-
-
-@tensor_method(top_level=True)
-def expm1(self) -> Tensor:
-    return Expm1.apply(self)
-
-
-@tensor_method(top_level=True)
-def exp2(self) -> Tensor:
-    return Exp2.apply(self)
-
-
-@tensor_method(top_level=True)
-def rsqrt(self) -> Tensor:
-    return Rsqrt.apply(self)
-
-
 @tensor_method(top_level=True)
 def sign(self) -> Tensor:
     return Sign.apply(self)
-
-
-@tensor_method(top_level=True)
-def sin_(self) -> Tensor:
-    return self._inplace(Sin)
-
-
-@tensor_method(top_level=True)
-def cos_(self) -> Tensor:
-    return self._inplace(Cos)
-
-
-@tensor_method(top_level=True)
-def tan_(self) -> Tensor:
-    return self._inplace(Tan)
-
-
-@tensor_method(top_level=True)
-def sinh_(self) -> Tensor:
-    return self._inplace(Sinh)
-
-
-@tensor_method(top_level=True)
-def cosh_(self) -> Tensor:
-    return self._inplace(Cosh)
-
-
-@tensor_method(top_level=True)
-def log1p_(self) -> Tensor:
-    return self._inplace(Log1p)
-
-
-@tensor_method(top_level=True)
-def expm1_(self) -> Tensor:
-    return self._inplace(Expm1)
 
 
 @tensor_method()
@@ -294,6 +303,16 @@ class Sinc(Function):
         return Where.apply(pi_x2._data == 0, 0.0, grad * slope)
 
 
+@tensor_method(top_level=True)
+def sinc(self) -> Tensor:
+    return Sinc.apply(self)
+
+
+@tensor_method(top_level=True)
+def sinc_(self) -> Tensor:
+    return self._inplace(Sinc)
+
+
 class Deg2Rad(Function):
     node_name = "Deg2RadBackward0"
     factor = math.pi / 180
@@ -306,6 +325,16 @@ class Deg2Rad(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * Deg2Rad.factor
+
+
+@tensor_method(top_level=True)
+def deg2rad(self) -> Tensor:
+    return Deg2Rad.apply(self)
+
+
+@tensor_method(top_level=True)
+def deg2rad_(self) -> Tensor:
+    return self._inplace(Deg2Rad)
 
 
 class Rad2Deg(Function):
@@ -323,40 +352,10 @@ class Rad2Deg(Function):
 
 
 @tensor_method(top_level=True)
-def sinc(self) -> Tensor:
-    return Sinc.apply(self)
-
-
-@tensor_method(top_level=True)
-def deg2rad(self) -> Tensor:
-    return Deg2Rad.apply(self)
-
-
-@tensor_method(top_level=True)
 def rad2deg(self) -> Tensor:
     return Rad2Deg.apply(self)
 
 
 @tensor_method(top_level=True)
-def sinc_(self) -> Tensor:
-    return self._inplace(Sinc)
-
-
-@tensor_method(top_level=True)
-def deg2rad_(self) -> Tensor:
-    return self._inplace(Deg2Rad)
-
-
-@tensor_method(top_level=True)
 def rad2deg_(self) -> Tensor:
     return self._inplace(Rad2Deg)
-
-
-@tensor_method(top_level=True)
-def exp2_(self) -> Tensor:
-    return self._inplace(Exp2)
-
-
-@tensor_method(top_level=True)
-def rsqrt_(self) -> Tensor:
-    return self._inplace(Rsqrt)
