@@ -7,7 +7,8 @@
 Each worksheet rebuilds one piece of the core (``minigrad/core/``): stage 03 the ctx
 and its saved tensors, 04 the order and the backward pass, 05 the Functions, 06
 un-broadcasting, 07 the kernels, 08 the saved tensors' version check, 10 the
-layers and optimizers, 11 the convolution. ``mine`` reads your worksheets, grades
+layers and optimizers, 11 the convolution, 12 GELU, LayerNorm, causal attention
+and cross-entropy (so nanoGPT-style code on ``F.*`` runs on the learner's Functions). ``mine`` reads your worksheets, grades
 each piece with the stage's own checks, and puts each piece that passes in place
 of the shipped one for the duration of the block; a piece whose worksheet is
 unsolved or fails a check stays shipped (being stuck never blocks), and the
@@ -249,6 +250,54 @@ def _install_conv(ns: dict, patches: _Patches) -> None:
     patches.set(minigrad.nn, "Conv2d", ns["Conv2d"])
 
 
+def _install_gelu(ns: dict, patches: _Patches) -> None:
+    GELU, shipped = ns["GELUFunction"], minigrad.nn.functional.gelu
+
+    def gelu(input, approximate="none"):
+        if approximate != "tanh" or not _recording(input):  # the worksheet's GELU is the tanh formula
+            return shipped(input, approximate)
+        return GELU.apply(input)
+
+    patches.set(minigrad.nn.functional, "gelu", gelu)
+
+
+def _install_layer_norm(ns: dict, patches: _Patches) -> None:
+    LayerNormFunction, shipped = ns["LayerNormFunction"], minigrad.nn.functional.layer_norm
+
+    def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        if len(shape) != 1 or weight is None or bias is None or not _recording(input, weight, bias):
+            return shipped(input, normalized_shape, weight, bias, eps)
+        return LayerNormFunction.apply(input, weight, bias, eps)
+
+    patches.set(minigrad.nn.functional, "layer_norm", layer_norm)
+
+
+def _install_attention(ns: dict, patches: _Patches) -> None:
+    Attention, shipped = ns["CausalAttentionFunction"], minigrad.nn.functional.scaled_dot_product_attention
+
+    def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
+                                     scale=None, enable_gqa=False):
+        if (attn_mask is not None or dropout_p or not is_causal or scale is not None or enable_gqa
+                or query.shape != key.shape or not _recording(query, key, value)):
+            return shipped(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+        return Attention.apply(query, key, value)
+
+    patches.set(minigrad.nn.functional, "scaled_dot_product_attention", scaled_dot_product_attention)
+
+
+def _install_stage12_cross_entropy(ns: dict, patches: _Patches) -> None:
+    CrossEntropy, shipped = ns["CrossEntropyFunction"], minigrad.nn.functional.cross_entropy
+
+    def cross_entropy(input, target, *args, **kwargs):
+        if (args or kwargs or not _recording(input) or input._data.ndim != 2 or target._data.ndim != 1
+                or target._data.dtype.kind not in "iu"):
+            return shipped(input, target, *args, **kwargs)
+        return CrossEntropy.apply(input, target)
+
+    patches.set(minigrad.nn.functional, "cross_entropy", cross_entropy)
+
+
 PIECES: tuple[Piece, ...] = (
     Piece("03_save_for_backward", "context", "the ctx and its saved tensors",
           "core/function.py: FunctionCtx.save_for_backward, saved_tensors", _install_context,
@@ -286,6 +335,14 @@ PIECES: tuple[Piece, ...] = (
           ("minigrad.optim.adam:Adam",)),
     Piece("11_cnn", "conv_module", "the convolution", "F.conv2d, nn.Conv2d", _install_conv,
           ("minigrad.nn.ops.conv:Conv2d",)),
+    Piece("12_attention", "gelu", "GELU (tanh)", "F.gelu(approximate='tanh'), nn.GELU('tanh')", _install_gelu,
+          ("minigrad.nn.functional:gelu",)),
+    Piece("12_attention", "layer_norm", "LayerNorm", "F.layer_norm (nn.LayerNorm)", _install_layer_norm,
+          ("minigrad.nn.functional:layer_norm",)),
+    Piece("12_attention", "attention", "causal attention", "F.scaled_dot_product_attention(is_causal=True)",
+          _install_attention, ("minigrad.nn.functional:scaled_dot_product_attention",)),
+    Piece("12_attention", "cross_entropy", "cross-entropy", "F.cross_entropy", _install_stage12_cross_entropy,
+          ("minigrad.nn.functional:cross_entropy",)),
 )
 
 
@@ -445,6 +502,10 @@ SELF_TESTS: tuple[tuple[str, Callable[[], None]], ...] = (
         lambda z: minigrad.nn.functional.cross_entropy(z, minigrad.tensor([0, 2, 1])), _double(3, 4))),
     ("conv2d", lambda: _gradcheck(lambda x, w: minigrad.nn.functional.conv2d(x, w, None, 1, 1),
                                   _double(1, 2, 4, 4), _double(3, 2, 3, 3))),
+    ("GELU, LayerNorm and causal attention", lambda: _gradcheck(
+        lambda x, w, b: minigrad.nn.functional.scaled_dot_product_attention(
+            *(minigrad.nn.functional.gelu(minigrad.nn.functional.layer_norm(x, (4,), w, b), approximate="tanh"),) * 3,
+            is_causal=True), _double(2, 3, 4), _double(4), _double(4))),
     ("a tensor used several times (a diamond)", _check_diamond),
     ("a saved tensor changed in place is refused", _check_version),
     ("a small network trains", _check_training),
