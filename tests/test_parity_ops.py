@@ -72,3 +72,29 @@ def test_alpha_is_one_node_with_torchs_values(name, alpha):
 ])
 def test_alpha_dtypes_and_errors(case):
     same(case)
+
+
+def _gappy_views(lib, seed: int):
+    """Views with gaps (steps), repeats (expand) and permuted dimensions, drawn the same in both libraries."""
+    rng = np.random.default_rng(seed)
+    views = []
+    for _ in range(12):
+        ndim = int(rng.integers(2, 5))
+        shape = [int(n) for n in rng.integers(1, 5, ndim)]
+        t = lib.arange(float(np.prod(shape))).reshape(shape)
+        if rng.random() < 0.3:
+            where = int(rng.integers(0, ndim + 1))
+            t = t.unsqueeze(where).expand(*[2 if i == where else -1 for i in range(ndim + 1)])
+        t = t.permute(*[int(i) for i in rng.permutation(t.dim())])
+        key = tuple(slice(int(rng.integers(0, 2)), None, int(rng.integers(1, 3))) for _ in range(t.dim()))
+        views.append(t[key])
+    return [v for v in views if v.numel()]  # (an empty view's strides are NumPy's: not compared here)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_clone_and_to_keep_the_inputs_dimension_order(seed):
+    """PyTorch's preserve_format: a view with gaps clones to a dense tensor whose dimensions lie in
+    the view's memory order (infer_dense_strides); minigrad's copy was row-major."""
+    def prog(lib):
+        return [(v.stride(), v.clone().stride(), v.to(lib.float64).stride(), v.clone()) for v in _gappy_views(lib, seed)]
+    same(prog)

@@ -35,8 +35,53 @@ def repeats_memory(array: np.ndarray) -> bool:
 
 def copy_keeping_layout(array: np.ndarray, dtype=None) -> np.ndarray:
     """A copy laid out in memory as ``array`` is (PyTorch's preserve_format, what clone() and to()
-    do); an array with gaps or repeats (a slice with a step, an expand()) gives a row-major copy."""
-    return array.astype(dtype or array.dtype, order="K" if is_dense(array) else "C", copy=True)
+    do): a dense array's strides exactly; for an array with gaps or repeats (a slice with a step, an
+    expand()), a copy without them, its dimensions in ``array``'s memory order (``dense_strides``)."""
+    dtype = np.dtype(dtype or array.dtype)
+    itemsize = array.itemsize
+    if is_dense(array):
+        strides = [abs(s) // itemsize for s in array.strides]
+    else:
+        strides = dense_strides(array.shape, [s // itemsize for s in array.strides])
+    out = np.empty(array.shape, dtype)  # (row-major: the common case)
+    if out.strides != tuple(s * dtype.itemsize for s in strides):
+        out = np.ndarray(array.shape, dtype, np.empty(max(array.size, 1), dtype), 0,
+                         [s * dtype.itemsize for s in strides])
+    out[...] = array
+    return out
+
+
+def dense_strides(shape: tuple, strides: tuple) -> list:
+    """PyTorch's ``infer_dense_strides``: element strides without gaps, the dimensions ordered as
+    ``strides`` order them (an insertion sort, stable: dimensions with stride 0 keep their place;
+    equal strides put the smaller size first), dimensions of size 1 taking the stride they reach."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))  # perm[0]: the fastest-moving dimension
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = abs(strides[d0]), abs(strides[d1])
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, ndim):
+        dim1 = i
+        for j in range(1, i + 1):
+            dim0 = i - j
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    out, current = [0] * ndim, 1
+    for idx in perm:
+        out[idx] = current
+        if shape[idx] > 1:
+            current *= shape[idx]
+    return out
 
 
 def like_first(out: np.ndarray, first) -> np.ndarray:
