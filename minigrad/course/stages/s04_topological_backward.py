@@ -226,6 +226,18 @@ class _TwoOutputs(minigrad.autograd.Function):
         return (0 if g0 is None else g0 * 2) + (0 if g1 is None else g1 * 3)
 
 
+class _NoGradientForB(minigrad.autograd.Function):
+    """f(a, b) = 2a, whose backward returns None for b: b's node then receives no gradient at all."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2, None
+
+
 def probe_simple(ns: dict, rng: np.random.Generator) -> dict:
     x, y, z = _leaves(rng, (3,), (3,), (3,))
     loss = (x * y + z).sum()
@@ -234,10 +246,12 @@ def probe_simple(ns: dict, rng: np.random.Generator) -> dict:
     w, = _leaves(rng, (3,))
     doubled, tripled = _TwoOutputs.apply(w)
     ns["run_backward"]((doubled * tripled).sum().grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
+    u, v = _leaves(rng, (3,), (3,))
+    ns["run_backward"](_NoGradientForB.apply(u, v * 3).sum().grad_fn, minigrad.tensor(1.0, dtype=minigrad.float64))
     with minigrad.no_grad():  # known mistakes' results, trusted only from the reference run
         only_first = tripled * 2  # only output 0's gradient (3w) reaches the node: 2 * 3w
         only_second = doubled * 3
-    return {"x": x.grad, "y": y.grad, "z": z.grad, "recorded": recorded, "w": w.grad,
+    return {"x": x.grad, "y": y.grad, "z": z.grad, "recorded": recorded, "w": w.grad, "u": u.grad, "v": v.grad,
             "w_only_output_0": only_first, "w_only_output_1": only_second}
 
 
@@ -260,6 +274,10 @@ def judge_simple(mine: dict, ref: dict) -> Verdict:
                                       "gradient per output, in output order (None for an output that got none): "
                                       "node(*[grads.get(i) for i in range(node.num_outputs)])")
         return Verdict(False, said)
+    if mine["u"] is None or not close(mine["u"], ref["u"]) or mine["v"] is not None:
+        return Verdict(False, f"for f(u, v * 3).sum(), where f's backward returns (2 * g, None), u.grad = "
+                              f"{fmt(mine['u'])} (expected {fmt(ref['u'])}) and v.grad = {fmt(mine['v'])} (expected "
+                              "None): no gradient reaches v * 3's node, so it must not run, and v gets none")
     return Verdict(True)
 
 
