@@ -98,3 +98,39 @@ def test_clone_and_to_keep_the_inputs_dimension_order(seed):
     def prog(lib):
         return [(v.stride(), v.clone().stride(), v.to(lib.float64).stride(), v.clone()) for v in _gappy_views(lib, seed)]
     same(prog)
+
+
+_SHAPE_INPLACE = {
+    "squeeze_": lambda t: t.squeeze_(), "squeeze_dim": lambda t: t.squeeze_(1), "squeeze_bad": lambda t: t.squeeze_(7),
+    "unsqueeze_": lambda t: t.unsqueeze_(0), "unsqueeze_neg": lambda t: t.unsqueeze_(-1),
+    "transpose_": lambda t: t.transpose_(0, 2), "t_": lambda t: t[:, 0].t_(), "t_3d": lambda t: t.t_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHAPE_INPLACE))
+@pytest.mark.parametrize("where", ["tensor", "view"])
+def test_in_place_shape_changes_outside_autograd(name, where):
+    """The tensor itself, its new shape and strides, its version, and (for a view) that writes through
+    it still reach the base, as in PyTorch."""
+    def prog(lib):
+        base = lib.arange(12.0).reshape(2, 1, 6)
+        t = base if where == "tensor" else base[:, :, 1:4]
+        out = _SHAPE_INPLACE[name](t)
+        out.mul_(10)
+        return out is t or name == "t_", tuple(out.shape), out.stride(), out._version, base
+    same(prog)
+
+
+@pytest.mark.parametrize("name", ["squeeze_", "unsqueeze_", "transpose_"])
+def test_in_place_shape_changes_of_a_leaf_that_requires_grad(name):
+    same(lambda lib: _SHAPE_INPLACE[name](lib.ones(2, 1, 3, requires_grad=True)))
+
+
+@pytest.mark.parametrize("name", ["squeeze_", "unsqueeze_", "transpose_"])
+def test_in_place_shape_changes_in_a_graph_are_a_known_difference(name):
+    """PyTorch records them (SqueezeBackward ...); minigrad's views replay steps from their base's shape,
+    so it refuses with NotImplementedError naming the out-of-place op (README, known differences)."""
+    t = torch.ones(2, 1, 3, requires_grad=True) * 2
+    _SHAPE_INPLACE[name](t).sum().backward()  # (PyTorch runs)
+    with pytest.raises(NotImplementedError, match=rf"{name}\(\).*x = x\.{name[:-1]}\("):
+        _SHAPE_INPLACE[name](minigrad.ones(2, 1, 3, requires_grad=True) * 2)

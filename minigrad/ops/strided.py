@@ -129,3 +129,58 @@ def as_strided_scatter(self, src: Tensor, size, stride, storage_offset: int | No
     element[places.reshape(-1)] = np.arange(places.size)
     targets = Tensor._wrap(element[_positions(size, stride, offset or 0)].reshape(-1))
     return out.reshape(-1).index_put((targets,), src.reshape(-1)).reshape(out.shape)
+
+
+# -- in-place shape changes: squeeze_, unsqueeze_, t_, transpose_ -------------------------------------
+def _reshape_in_place(self: Tensor, name: str, view: Tensor) -> Tensor:
+    """Make ``self`` the view ``view`` of itself (its shape and strides change, its memory does not).
+
+    minigrad's views replay the steps that made them from their base's shape (the module's docstring),
+    where PyTorch's replay strides and an offset; a tensor in a graph whose shape changed in place would
+    leave its own views replaying the wrong steps, so a tensor that takes part in autograd (requires grad,
+    or is a view of one that does) is refused with NotImplementedError: use the out-of-place op. The
+    other tensors change as PyTorch's do (a view stays a view of its base, its replay steps extended)."""
+    base = self._base
+    if self._requires_grad or (base is not None and base._requires_grad):
+        if self._requires_grad and self._grad_fn is None and base is None:
+            raise RuntimeError("a leaf Tensor that requires grad is being used in an in-place operation. "
+                               f"Use the out-of-place x.{name.rstrip('_')}(...) instead.")
+        raise NotImplementedError(
+            f"{name}(): minigrad cannot change the shape in place of a tensor that takes part in autograd (its "
+            f"views are replayed from its shape, not from strides as in PyTorch): write "
+            f"x = x.{name.rstrip('_')}(...) instead (the README's known differences)")
+    self._data = view._data
+    if base is not None:
+        self._view_meta = view._view_meta
+    self._version_counter.value += 1  # (PyTorch counts a metadata change as a write)
+    return self
+
+
+_ALL = object()
+
+
+@tensor_method()
+def squeeze_(self, dim=_ALL) -> Tensor:
+    """``squeeze`` in place (see ``_reshape_in_place`` for the tensors it refuses)."""
+    if dim is None:  # (PyTorch's squeeze_ has no None overload, unlike squeeze)
+        raise TypeError("squeeze_(): argument 'dim' must be an int or a tuple of ints, not NoneType "
+                        "(leave it out to squeeze every dimension of size 1)")
+    return _reshape_in_place(self, "squeeze_", self.squeeze() if dim is _ALL else self.squeeze(dim))
+
+
+@tensor_method()
+def unsqueeze_(self, dim: int) -> Tensor:
+    """``unsqueeze`` in place (see ``_reshape_in_place`` for the tensors it refuses)."""
+    return _reshape_in_place(self, "unsqueeze_", self.unsqueeze(dim))
+
+
+@tensor_method()
+def transpose_(self, dim0: int, dim1: int) -> Tensor:
+    """``transpose`` in place (see ``_reshape_in_place`` for the tensors it refuses)."""
+    return _reshape_in_place(self, "transpose_", self.transpose(dim0, dim1))
+
+
+@tensor_method()
+def t_(self) -> Tensor:
+    """``t`` in place (see ``_reshape_in_place`` for the tensors it refuses)."""
+    return _reshape_in_place(self, "t_", self.t())
