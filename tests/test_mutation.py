@@ -107,7 +107,7 @@ def test_an_equivalent_mutant_is_told_from_a_surviving_one():
 
 def test_every_stage_kills_its_mutants(tmp_path):
     out = tmp_path / "mutants.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_THREADING_LAYER": "workqueue"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_THREADING_LAYER": "workqueue", "PYTHONHASHSEED": "0"}
     command = [sys.executable, "-m", "minigrad.course", "mutate", "--cap", CAPS, "--jobs", "2", "--json", str(out)]
     run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     print(run.stdout)

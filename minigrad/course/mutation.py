@@ -443,6 +443,7 @@ class Outcome:
     feedback: dict[str, str] = field(default_factory=dict)
     differs: list[str] = field(default_factory=list)  # checks whose observations differ from the solution's
     seconds: float = 0.0
+    seen_elsewhere: list[str] = field(default_factory=list)
 
     @property
     def killed(self) -> bool:
@@ -605,6 +606,15 @@ class StageRunner:
                 if not _same(observation, self.solution[check.id, s], self.noise[check.id, s]):
                     differs.append(f"{check.id} (run seed {s})")
                     break
+        if not differs:  # equivalent on its part's probes: do the other parts' probes see it? (for authors)
+            for check in self.stage.checks:
+                if check.part == mutation.part:
+                    continue
+                observation = self._roundtrip(self._observe(check, namespace, self._check_seed(GRADING_SEED, check.id)))
+                if not _same(observation, self.solution[check.id, GRADING_SEED], self.noise[check.id, GRADING_SEED]):
+                    differs.append(f"{check.id} (another part's check)")
+            return {"status": "equivalent", "lost": [], "feedback": feedback, "seen_elsewhere": differs,
+                    "errors": [e.describe() for e in errors]}
         return {"status": "survived" if differs else "equivalent", "lost": [], "feedback": feedback,
                 "differs": differs, "errors": [e.describe() for e in errors]}
 
@@ -682,7 +692,8 @@ def _run_children(runner: StageRunner, mutations: list[Mutation], jobs: int) -> 
             except ValueError:
                 data = {"status": "crashed", "lost": [], "feedback": {"": f"the child died (wait status {status})"}}
             results[index] = Outcome(mutation, data["status"], data.get("lost", []), data.get("feedback", {}),
-                                     data.get("differs", []), time.monotonic() - started)
+                                     data.get("differs", []), time.monotonic() - started,
+                                     data.get("seen_elsewhere", []))
         now = time.monotonic()
         for fd, (index, pid, started, chunks) in list(running.items()):
             if now - started > runner.timeout(mutations[index].part):
@@ -783,7 +794,8 @@ def outcome_dict(o: Outcome) -> dict:
     m = o.mutation
     return {"stage": m.stage, "part": m.part, "operator": m.operator, "line": m.line, "before": m.before,
             "after": m.after, "status": o.status, "lost": o.lost, "feedback": o.feedback, "differs": o.differs,
-            "diagnoses": diagnoses_named(m.stage, o.feedback), "seconds": round(o.seconds, 2)}
+            "diagnoses": diagnoses_named(m.stage, o.feedback), "seen_elsewhere": o.seen_elsewhere,
+            "seconds": round(o.seconds, 2)}
 
 
 def format_table(results: list[StageResult]) -> str:
@@ -800,6 +812,12 @@ def format_table(results: list[StageResult]) -> str:
 
 def format_survivors(results: list[StageResult], verbose: bool = False) -> str:
     lines = []
+    if verbose:
+        for r in results:
+            for o in r.outcomes:
+                if o.status == "equivalent" and o.seen_elsewhere:
+                    lines.append(f"{o.mutation.short()}  [equivalent in its part; another part's check sees it: "
+                                 f"{', '.join(o.seen_elsewhere)}]")
     for r in results:
         for o in r.survivors:
             m = o.mutation
@@ -880,6 +898,7 @@ def run_cli(args) -> int:
         args.json.write_text(json.dumps([outcome_dict(o) for r in results for o in r.outcomes], indent=1))
     survivors = format_survivors(results, verbose=args.report)
     if survivors:
-        print("\nsurvivors (stage part operator line: solution -> mutant):")
+        print("\nsurvivors (stage part operator line: solution -> mutant)"
+              + (", and equivalents that another part's check sees:" if args.report else ":"))
         print(survivors)
     return 0 if all(not r.unjustified for r in results) else 1
