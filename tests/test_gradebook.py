@@ -219,3 +219,18 @@ def test_the_guides_cluster_job_files_are_well_formed(tmp_path):
     (container,) = spec["template"]["spec"]["containers"]
     script = " ".join(container["args"])
     assert "--shard $((JOB_COMPLETION_INDEX + 1))/8" in script and "minigrad-grade submissions/" in script
+
+
+def test_the_gradebook_and_results_are_the_graders_users_alone_whatever_the_umask(tmp_path):
+    previous = os.umask(0o002)  # a group-writable umask, as some machines have
+    try:
+        book = Gradebook(tmp_path / "out")
+        book.record(_summary("ann", {STAGE: 11}), {STAGE: 11})
+        book.export_csv()
+    finally:
+        os.umask(previous)
+    written = [tmp_path / "out" / "gradebook.sqlite", tmp_path / "out" / "gradebook.csv",
+               tmp_path / "out" / ".gradebook.lock", *(tmp_path / "out" / "results").glob("*.json")]
+    assert len(written) == 4
+    for path in written:
+        assert path.stat().st_mode & 0o777 == 0o600, (path, oct(path.stat().st_mode))

@@ -404,8 +404,9 @@ def test_parity_notes_name_what_the_grader_would_see_differently():
         _ipython_cell(source, n, ns)
     assert parity_problems(parts, ns, _notebook(helper, answer), executed={helper.strip(), answer.strip()}) == []
     deleted = parity_problems(parts, ns, _notebook(answer), executed={helper.strip(), answer.strip()})
-    assert deleted == ["`helper` is defined in this session, but by no cell of the saved notebook (a deleted cell, "
-                       "or one that is not saved yet)"]
+    assert deleted == ["`helper` is defined in this session, but by no cell of the saved notebook that the grader "
+                       "runs (a deleted cell, one that is not saved yet, or a worksheet cell you added it to, which "
+                       "the grader restores)"]
     redefined = parity_problems(parts, ns, _notebook(helper, answer, later), executed={helper.strip(), answer.strip()})
     assert redefined == ["`f` is redefined further down (cell 2), and the grader grades the last definition"]
     edited = parity_problems(parts, ns, _notebook(helper, answer.replace("helper()", "helper() + 1")),
@@ -435,3 +436,50 @@ def test_part_checks_add_up_to_the_full_check(key):
 
 def stage_part(stage, check_id: str) -> str:
     return next(c.part for c in stage.checks if c.id == check_id)
+
+
+# -- what the layout of a notebook changes, said by both runners ------------------------------------------
+def test_layout_problems_name_an_edited_worksheet_cell_a_copied_answer_and_a_redefinition_below():
+    from minigrad.course.grading.layout import layout_problems
+
+    stage = get_stage("04_topological_backward")
+    template = TEMPLATES["04_topological_backward"][1]
+    solved = load_notebook(ROOT / "solutions" / "04_topological_backward.ipynb")
+    assert layout_problems(stage.parts, template, solved) == []
+    cells = solved["cells"]
+    imports = next(i for i, c in enumerate(cells) if c["cell_type"] == "code" and "import minigrad" in "".join(c["source"]))
+    answer = next(i for i, c in enumerate(cells) if c["metadata"].get("nbgrader", {}).get("grade_id") == "run_backward")
+
+    edited = json.loads(json.dumps(solved))
+    edited["cells"][imports]["source"] = "".join(cells[imports]["source"]) + "\ndef helper():\n    return 1\n"
+    (said,) = layout_problems(stage.parts, template, edited)
+    assert said.startswith(f"cell {imports} (`import minigrad`) is one of the worksheet's own cells, and it was edited")
+    whitespace = json.loads(json.dumps(solved))
+    whitespace["cells"][imports]["source"] = "".join(cells[imports]["source"]) + "\n\n   \n"
+    assert layout_problems(stage.parts, template, whitespace) == []
+
+    copied = json.loads(json.dumps(solved))
+    copied["cells"].insert(answer, {**copied["cells"][answer], "id": "copy"})
+    (said,) = layout_problems(stage.parts, template, copied)
+    assert "have grade_id 'run_backward'" in said and "the grader runs the worksheet's stub" in said
+    assert layout_problems(stage.parts, template, copied, missing_cells=False) == []
+    assert layout_problems({"topological_order": stage.parts["topological_order"]}, template, copied) == []
+
+    below = json.loads(json.dumps(solved))
+    below["cells"].insert(answer + 2, {"cell_type": "code", "id": "exp", "metadata": {}, "outputs": [],
+                                       "execution_count": None, "source": "def run_backward(*a):\n    pass\n"})
+    (said,) = layout_problems(stage.parts, template, below)
+    assert said.startswith(f"`run_backward` (part run_backward) is defined again in cell {answer + 2}, below your "
+                           f"answer (cell {answer})")
+
+
+def test_paths_to_hide_cover_submissions_but_never_what_a_child_needs(tmp_path):
+    from minigrad.course.grading.grader import paths_to_hide
+
+    subs, home = tmp_path / "subs", tmp_path / "home"
+    (subs / "ann").mkdir(parents=True)
+    (home / "minigrad").mkdir(parents=True)
+    (home / "ann.ipynb").write_text("{}")
+    (home / "minigrad" / "lesson.ipynb").write_text("{}")
+    hidden = paths_to_hide([subs, home, subs / "ann", "/", tmp_path / "grades"], keep=[home / "minigrad"])
+    assert hidden == [str(subs), str(home / "ann.ipynb"), str(subs / "ann"), str(tmp_path / "grades")]

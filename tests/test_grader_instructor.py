@@ -119,3 +119,95 @@ def test_open_outside_a_course_folder_says_how_to_make_one(tmp_path):
     assert run.returncode == 2
     assert "make a course folder there with `minigrad-course init nowhere`" in run.stderr, run.stderr
     assert "--no-browser" not in run.stderr.split("error:", 1)[1].split("(")[0]
+
+
+# -- the isolation refusal's first fix, run where it is printed ------------------------------------
+def _link_packages(site: Path, names=("numpy", "numpy.libs", "numba", "llvmlite")) -> None:
+    """What the printed ``pip install`` would bring, offline: this interpreter's numpy and numba,
+    hard-linked (copied across file systems) into the new venv, so that every user can read them."""
+    import importlib.util
+    import shutil
+
+    ours = Path(importlib.util.find_spec("numpy").origin).parent.parent
+    for name in names:
+        source = ours / name
+        if not source.is_dir():
+            continue
+        try:
+            subprocess.run(["cp", "-al", str(source), str(site / name)], check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError):
+            shutil.copytree(source, site / name)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0,
+                    reason="the refusal this runs is root's with a Python other users cannot read")
+def test_the_refusals_printed_fix_gives_full_isolation_that_hides_classmates_and_grades(tmp_path):
+    import json
+    import shutil
+    import tempfile
+
+    from minigrad.course.grading.sandbox import system_python
+    from tests.hostile import STAGE, solution_notebook, write_json
+
+    base = system_python()
+    if base is None:
+        pytest.skip("no system Python every user can read")
+    version = subprocess.run([base, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                             text=True).stdout.strip()
+    if version != str(sys.version_info[:2]):
+        pytest.skip(f"{base} is Python {version}: this interpreter's numpy cannot be linked into it")
+    # A world-readable folder of submissions (pytest's own tmp folders are private to root).
+    public = Path(tempfile.mkdtemp(prefix="minigrad-fix-", dir="/tmp"))
+    try:
+        public.chmod(0o755)
+        subs = public / "subs"
+        for name in ("alice", "bob"):
+            (subs / name).mkdir(parents=True)
+        write_json(subs / "alice" / f"{STAGE}.ipynb", solution_notebook())
+        nosy = solution_notebook()  # bob's added cell looks for alice's notebook and the gradebook
+        nosy["cells"].insert(1, {"cell_type": "code", "id": "nosy", "metadata": {}, "execution_count": None,
+                                 "outputs": [], "source": (
+            "import os\n"
+            f"for _p in [{str(subs)!r}, {str(subs / 'alice' / (STAGE + '.ipynb'))!r}, {str(public / 'grades')!r},\n"
+            f"           {str(public / 'grades' / 'gradebook.csv')!r}]:\n"
+            "    try:\n"
+            "        _seen = os.listdir(_p) if os.path.isdir(_p) else open(_p).read()[:20]\n"
+            "    except OSError as _e:\n"
+            "        _seen = type(_e).__name__\n"
+            "    print('SEEN', _p, _seen)\n")})
+        write_json(subs / "bob" / f"{STAGE}.ipynb", nosy)
+        for p in subs.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)  # as an unzip leaves them
+        out = public / "grades"
+        grade = [sys.executable, "-m", "minigrad.course.grading.grade_cli", str(subs), "--out", str(out),
+                 "--templates", str(ROOT / "exercises"), "-j", "1", "--wall", "600", "--stages", "04"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("MINIGRAD_SANDBOX_UID_BASE", None)
+        refused = subprocess.run(grade, cwd=public, env=env, capture_output=True, text=True, timeout=600)
+        if refused.returncode == 0:
+            pytest.skip("this machine isolates with this Python already: no refusal to fix")
+        assert refused.returncode == 2 and "Fixes (any one):" in refused.stderr, refused.stderr
+        printed = refused.stderr
+        venv_line = re.search(r"^\s+(\S+ -m venv /opt/minigrad)$", printed, re.M).group(1)
+        assert re.search(r"^\s+/opt/minigrad/bin/pip install \S+", printed, re.M), printed
+        assert "add `--python /opt/minigrad/bin/python`" in printed
+        venv = public / "minigrad"
+        subprocess.run(shlex.split(venv_line.replace("/opt/minigrad", str(venv))), check=True, timeout=600)
+        (site,) = venv.glob("lib/python3*/site-packages")
+        _link_packages(site)
+        fixed = subprocess.run([*grade, "--python", str(venv / "bin" / "python")], cwd=public, env=env,
+                               capture_output=True, text=True, timeout=1200)
+        assert fixed.returncode == 0, fixed.stderr[-3000:] + fixed.stdout[-2000:]
+        results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
+        assert results["alice"]["isolation"] == results["bob"]["isolation"] == "full"
+        assert results["alice"]["total"] == results["bob"]["total"] == get_stage(STAGE).points
+        seen = [line for line in results["bob"]["stages"][STAGE]["stdout"].splitlines() if line.startswith("SEEN")]
+        assert len(seen) == 4 and all(line.endswith(("[]", "SEEN", "PermissionError", "FileNotFoundError")) or
+                                      line.split(None, 2)[2] in ("", "[]") for line in seen), seen
+        assert "tests.hostile" not in " ".join(seen) and "alice" not in " ".join(s.split(None, 2)[2] for s in seen)
+        for path in [out / "gradebook.sqlite", out / "gradebook.csv", *(out / "results").glob("*.json"),
+                     *(out / ".cache").rglob("*.json")]:
+            assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))
+    finally:
+        shutil.rmtree(public, ignore_errors=True)

@@ -580,7 +580,8 @@ def test_without_isolation_the_grader_refuses_and_says_how_to_fix_it(tmp_path, c
     assert code == 2
     assert "refusing to run learner code" in err and "What is wrong" in err
     assert LONG_IMPORT_ERROR in err  # the underlying error, in full, even with --quiet
-    for fix in ("every user can read", "--python PATH", "non-root", "--isolation none"):
+    for fix in ("every user can read", "-m venv /opt/minigrad", "--python /opt/minigrad/bin/python", "non-root",
+                "--isolation none"):
         assert fix in err, fix
     assert not out.exists() and not _sandbox_tokens()  # nothing graded, nothing written
 

@@ -4,8 +4,12 @@ fresh virtual environment outside the checkout, ``minigrad-course init`` makes a
 folder whose lesson runs and ``minigrad-grade`` grades a worksheet without a checkout.
 
 Offline-friendly: the build uses the installed setuptools (``--no-isolation``) and the
-venv borrows this interpreter's site-packages for numpy, numba and Jupyter
-(``--system-site-packages``), installing only the wheel itself (``--no-deps``).
+venv reaches the packages of *this* interpreter (numpy, numba, Jupyter) through a ``.pth``
+file naming its site-packages folders, installing only the wheel itself (``--no-deps``).
+Not ``--system-site-packages``: run from inside a venv, that borrows the *base*
+interpreter's packages, not the venv's, and fails where the base Python has no numba.
+Plain folder lines in a ``.pth`` do not run the ``.pth`` files inside them, so this
+interpreter's editable install of minigrad stays out of the venv.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -83,9 +88,13 @@ def _has_module(name: str) -> bool:
 def test_installed_wheel_inits_a_course_runs_a_lesson_and_grades_without_a_checkout(dist, tmp_path):
     (wheel,) = dist.glob("*.whl")
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--system-site-packages", venv], timeout=300)
+    _run([sys.executable, "-m", "venv", venv], timeout=300)
     bin_dir = venv / "bin"
     python = bin_dir / "python"
+    venv_site = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+                          *(p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p))])
+    (Path(venv_site) / "this-interpreters-packages.pth").write_text("".join(f"{folder}\n" for folder in ours))
     _run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel], timeout=600)
     work = tmp_path / "learner"
     work.mkdir()

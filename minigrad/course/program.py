@@ -115,34 +115,9 @@ def learner_program(template, notebook) -> tuple[list[ProgramCell], dict[str, st
     the template's stub).
     """
     sources, problems = learner_cells(notebook, solution_grade_ids(template))
-    by_grade_id, by_id, by_source = {}, {}, {}
-    for index, cell in enumerate(template["cells"]):
-        if cell.get("cell_type") != "code":
-            continue
-        if isinstance(_nbgrader(cell).get("grade_id"), str):
-            by_grade_id[_nbgrader(cell)["grade_id"]] = index
-        if isinstance(cell.get("id"), str):
-            by_id[cell["id"]] = index
-        if not _nbgrader(cell).get("solution"):
-            by_source.setdefault(_source(cell).strip(), []).append(index)
     order: list = []  # template indices and ("added", learner index, source)
     placed: set[int] = set()
-    cells = notebook.get("cells") if isinstance(notebook, dict) else None
-    for position, cell in enumerate(cells if isinstance(cells, list) else []):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        meta = cell.get("metadata")
-        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
-        gid = meta.get("grade_id") if isinstance(meta, dict) else None
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) and all(isinstance(x, str) for x in source) else source
-        if not isinstance(source, str):
-            continue
-        index = by_grade_id.get(gid) if isinstance(gid, str) else None
-        if index is None and isinstance(cell.get("id"), str):
-            index = by_id.get(cell["id"])
-        if index is None:
-            index = next((i for i in by_source.get(source.strip(), ()) if i not in placed), None)
+    for position, index, source in match_cells(template, notebook):
         if index is None:
             if source.strip():
                 order.append(("added", position, source))
@@ -171,6 +146,45 @@ def learner_program(template, notebook) -> tuple[list[ProgramCell], dict[str, st
         source = python_source(sources[grade_id]) if grade_id in sources else _source(cell)
         program.append(ProgramCell(entry, grade_id, source))
     return program, sources, problems
+
+
+def match_cells(template, notebook) -> list[tuple[int, int | None, str]]:
+    """``(position, template index or None, source)`` for each code cell of ``notebook``: the
+    template cell it is (by ``grade_id``, else by cell id, else by its source), or None for a cell
+    the learner added. A template cell matched twice (a copied cell keeps its ``grade_id`` and
+    id) is matched by its first copy; a later copy also gives its index."""
+    by_grade_id, by_id, by_source = {}, {}, {}
+    for index, cell in enumerate(template["cells"]):
+        if cell.get("cell_type") != "code":
+            continue
+        if isinstance(_nbgrader(cell).get("grade_id"), str):
+            by_grade_id[_nbgrader(cell)["grade_id"]] = index
+        if isinstance(cell.get("id"), str):
+            by_id[cell["id"]] = index
+        if not _nbgrader(cell).get("solution"):
+            by_source.setdefault(_source(cell).strip(), []).append(index)
+    matched: list[tuple[int, int | None, str]] = []
+    placed: set[int] = set()
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    for position, cell in enumerate(cells if isinstance(cells, list) else []):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        meta = cell.get("metadata")
+        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+        gid = meta.get("grade_id") if isinstance(meta, dict) else None
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) and all(isinstance(x, str) for x in source) else source
+        if not isinstance(source, str):
+            continue
+        index = by_grade_id.get(gid) if isinstance(gid, str) else None
+        if index is None and isinstance(cell.get("id"), str):
+            index = by_id.get(cell["id"])
+        if index is None:
+            index = next((i for i in by_source.get(source.strip(), ()) if i not in placed), None)
+        if index is not None:
+            placed.add(index)
+        matched.append((position, index, source))
+    return matched
 
 
 _TIMING_MAGICS = ("time", "timeit", "capture", "prun")

@@ -4,27 +4,35 @@ It runs the stage's checks on the notebook's own definitions, in the notebook's
 process, and prints the same verdicts the grader would give (the grader runs
 the probes in a sandbox instead, but judges them with the same code).
 
-The grader runs the *saved* notebook top to bottom (``program.learner_program``)
-and then checks. The kernel may hold other definitions: a cell run out of
-order, a helper whose cell was deleted or edited since it ran, a name a later
-cell redefines. When the notebook file can be found (Jupyter tells the kernel
-its path), the self-check compares the definitions it grades with the ones a
-top-to-bottom run of the saved file gives, and says so in one line when they
-differ. It also notes, as the grader does for review, a graded name whose code
-does not come from the notebook's cells.
+The grader runs the *saved* notebook top to bottom (``program.learner_program``):
+the worksheet as shipped (the template in the package's ``exercises/``), with the
+learner's solution cells and added cells, and then checks. The kernel may hold
+other definitions: a cell run out of order, a helper whose cell was deleted or
+edited since it ran, a name a later cell redefines, a helper appended to one of
+the worksheet's own cells (which the grader restores), a copied solution cell.
+When the notebook file can be found (Jupyter tells the kernel its path), the
+self-check compares the kernel with that program (``parity_problems``) and the
+notebook's layout with the shipped template (``grading.layout``); when anything
+differs it grades the saved notebook as the grader does, in a fresh Python
+process (``grade_saved``), prints *that* table and score, says why they differ,
+and gives the session's own score in one line. So the score a self-check prints
+is the grade. It also notes, as the grader does for review, a graded name whose
+code does not come from the notebook's cells.
 """
 from __future__ import annotations
 
-import ast
 import dis
 import inspect
+import json
 import linecache
 import os
+import subprocess
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from minigrad.course.checks import Stage, StageReport, format_report, run_stage
+from minigrad.course.checks import Result, Stage, StageReport, format_report, run_stage
 from minigrad.course.program import (
     borrowed_names,
     cell_key,
@@ -32,6 +40,7 @@ from minigrad.course.program import (
     learner_program,
     load_notebook,
 )
+from minigrad.course.grading.layout import layout_problems, top_level_names
 from minigrad.course.stages import get_stage
 
 RUN_ALL = "the grader runs the saved notebook top to bottom: Restart & Run All before you submit"
@@ -50,8 +59,20 @@ def check(stage: str, part: str | None = None, namespace: dict | None = None, se
     if part is not None and part not in selected.parts:
         raise KeyError(f"stage {selected.name} has no part {part!r}; its parts are: {', '.join(selected.parts)}")
     report = run_part(selected, namespace, part, seed)
-    print(format_report(report))
-    for line in notes(selected, part, namespace):
+    saved = saved_view(selected, part, namespace, seed)
+    if saved is not None:
+        graded, reasons = saved
+        print(format_report(graded))
+        for reason in reasons:
+            print(f"note: {reason}")
+        print(f"note: the table above is the grade of the saved notebook, run top to bottom as the grader runs it "
+              f"(the worksheet's own cells as shipped, your solution cells and added cells); in this session your "
+              f"cells get {report.points:g} / {report.max_points:g}. Save the notebook (Ctrl-S) if you changed cells "
+              f"since; {RUN_ALL}")
+        report = graded
+    else:
+        print(format_report(report))
+    for line in notes(selected, part, namespace, parity=saved is None):
         print(line)
     if report.max_points and not report.points:
         # nbgrader's validate calls a grade cell with stderr output failed (and scores it 0, as
@@ -96,12 +117,13 @@ def _with_stubs(namespace: dict, missing: list[str]) -> dict:
 
 
 # -- what the grader would see differently -----------------------------------------------------
-def notes(stage: Stage, part: str | None, namespace: dict) -> list[str]:
-    """One-line notes: definitions the grader would not see, and names not defined by the notebook."""
+def notes(stage: Stage, part: str | None, namespace: dict, parity: bool = True) -> list[str]:
+    """One-line notes: definitions the grader would not see (unless ``parity`` is off: said
+    already), and names not defined by the notebook."""
     parts = stage.parts if part is None else {part: stage.parts[part]}
     lines = []
     try:
-        differences = parity_problems(parts, namespace)
+        differences = parity_problems(parts, namespace) if parity else []
     except Exception:  # noqa: BLE001 - a note must never break the self-check
         differences = []
     if differences:
@@ -140,14 +162,16 @@ def notebook_path(namespace: dict) -> Path | None:
 
 
 def parity_problems(parts: dict, namespace: dict, notebook: dict | None = None,
-                    executed: set[str] | None = None) -> list[str]:
+                    executed: set[str] | None = None, template: dict | None = None) -> list[str]:
     """How the graded definitions in ``namespace`` differ from a top-to-bottom run of the saved notebook.
 
     Looks at the names the parts ask for and, through the globals their code
     uses, at the helpers they call: each must be defined in the kernel exactly
-    as the last cell of the notebook that defines it has it. ``executed``: the
-    sources of the cells this session ran (default: IPython's history), so that
-    a cell that ran and failed is left to the checks.
+    as the last cell of the program that defines it has it. The program is the
+    grader's: ``template`` (the shipped worksheet; default: the notebook itself)
+    with the notebook's solution and added cells. ``executed``: the sources of
+    the cells this session ran (default: IPython's history), so that a cell that
+    ran and failed is left to the checks.
     """
     if executed is None:
         history = namespace.get("In")
@@ -158,7 +182,7 @@ def parity_problems(parts: dict, namespace: dict, notebook: dict | None = None,
         if path is None:
             return []
         notebook = load_notebook(path)
-    program, _, _ = learner_program(notebook, notebook)
+    program, _, _ = learner_program(template if template is not None else notebook, notebook)
     defined: dict[str, list[tuple[int | str, str]]] = {}
     for cell in program:
         for name in top_level_names(cell.source):
@@ -187,7 +211,8 @@ def parity_problems(parts: dict, namespace: dict, notebook: dict | None = None,
         kernel_source = _cell_source(files[0]) if files else None
         if not cells:
             where = (f"only by cell {demo[name]}, a demo cell the grader skips" if name in demo else
-                     "by no cell of the saved notebook (a deleted cell, or one that is not saved yet)")
+                     "by no cell of the saved notebook that the grader runs (a deleted cell, one that is not "
+                     "saved yet, or a worksheet cell you added it to, which the grader restores)")
             problems.append(f"`{name}` is defined in this session, but {where}")
             continue
         if kernel_source is not None:
@@ -202,36 +227,6 @@ def parity_problems(parts: dict, namespace: dict, notebook: dict | None = None,
         if files and all(_cell_source(f) is not None for f in files):
             todo.extend(n for n in _globals_used(value) if n not in seen)
     return problems
-
-
-def top_level_names(source: str) -> set[str]:
-    """The names a cell binds at module level (def, class, assignment, import, for, with)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return set()
-    names: set[str] = set()
-
-    def visit(statements) -> None:
-        for node in statements:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-                continue
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-                continue
-            for child in ast.walk(node):
-                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
-                    names.add(child.id)
-                elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                    break
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                inner = getattr(node, field, None)
-                if isinstance(inner, list):
-                    visit(inner)
-
-    visit(tree.body)
-    return names
 
 
 def _cell_source(filename: str) -> str | None:
@@ -262,3 +257,125 @@ def _globals_used(value) -> set[str]:
                     names.add(instruction.argval)
             stack.extend(c for c in code.co_consts if inspect.iscode(c))
     return names
+
+
+# -- the saved notebook, graded as the grader grades it ---------------------------------------------
+REPORT_MARK = "MINIGRAD-SELFCHECK-REPORT "
+
+
+def shipped_template(stage: Stage) -> dict | None:
+    """The worksheet as shipped with this minigrad (the wheel's ``exercises/``, or the checkout's):
+    the template the grader restores the worksheet's own cells from."""
+    from minigrad.course.grading.grader import find_templates
+
+    try:
+        path = find_templates() / f"{stage.number}_{stage.name}.ipynb"
+    except FileNotFoundError:
+        return None
+    return load_notebook(path) if path.is_file() else None
+
+
+def saved_view(stage: Stage, part: str | None, namespace: dict, seed: int = 0
+               ) -> tuple[StageReport, list[str]] | None:
+    """``(the grade of the saved notebook, why it differs from this session)``, or None when the
+    notebook file is unknown or this session grades the same definitions the grader would."""
+    path = notebook_path(namespace)
+    if path is None:
+        return None
+    try:
+        notebook, template = load_notebook(path), shipped_template(stage)
+        if template is None:
+            return None
+        parts = stage.parts if part is None else {part: stage.parts[part]}
+        reasons = layout_problems(parts, template, notebook)
+        reasons += parity_problems(parts, namespace, notebook, template=template)
+    except Exception:  # noqa: BLE001 - a note must never break the self-check
+        return None
+    if not reasons:
+        return None
+    graded = grade_saved(stage, part, template, notebook, seed)
+    if graded is None:
+        return None
+    return graded, reasons
+
+
+def grade_saved(stage: Stage, part: str | None, template: dict, notebook: dict, seed: int = 0,
+                timeout: float = 600) -> StageReport | None:
+    """Grade ``notebook`` as the grader does, in a fresh Python process: the worksheet's program
+    (``learner_program``) run top to bottom, then the checks, with the grader's rules for cells
+    that are missing, duplicated or raise. None if that process fails."""
+    import minigrad
+
+    root = str(Path(minigrad.__file__).resolve().parent.parent)
+    with tempfile.TemporaryDirectory(prefix="minigrad-selfcheck-") as folder:
+        job = Path(folder) / "job.json"
+        job.write_text(json.dumps({"stage": f"{stage.number}_{stage.name}", "part": part, "seed": seed,
+                                   "template": template, "notebook": notebook}), encoding="utf-8")
+        env = {**os.environ, "MPLBACKEND": "Agg",
+               "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        env.pop("JPY_SESSION_NAME", None)
+        try:
+            run = subprocess.run([sys.executable, "-m", "minigrad.course.selfcheck", str(job)], cwd=folder,
+                                 env=env, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    lines = [line for line in run.stdout.splitlines() if line.startswith(REPORT_MARK)]
+    if not lines:
+        return None
+    data = json.loads(lines[-1][len(REPORT_MARK):])
+    return StageReport(data["stage"], [Result(**r) for r in data["results"]], data["seed"])
+
+
+def _grade_job(job: dict) -> StageReport:
+    """The child of ``grade_saved``: the grader's rules (``Grader.grade_stage``), in process."""
+    import contextlib
+    import io
+
+    from minigrad.course.grading.grader import _cell_error
+    from minigrad.course.program import execute_program
+
+    stage, template, notebook = get_stage(job["stage"]), job["template"], job["notebook"]
+    program, _, problems = learner_program(template, notebook)
+    program = [replace(c, source=_template_source(template, c.index)) if c.grade_id in problems else c
+               for c in program]
+    cell_problems = {gid: ("failed", message) for gid, message in problems.items()}
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        namespace, errors = execute_program(program)
+    for error in errors:
+        if error.grade_id and error.grade_id not in problems:
+            cell_problems.setdefault(error.grade_id, ("error", _cell_error(error.grade_id, {
+                "type": error.type, "message": error.message, "line": error.line})))
+    for gid, names in stage.parts.items():
+        absent = [n for n in names if n not in namespace]
+        if absent and gid not in cell_problems:
+            shown = ", ".join(f"`{n}`" for n in absent)
+            cell_problems[gid] = ("failed", f"your cell '{gid}' does not define {shown}: keep the function's name "
+                                            "and signature as the worksheet gives them")
+    for gid in cell_problems:
+        for name in stage.parts.get(gid, ()):
+            namespace.pop(name, None)  # its checks fail, and the checks that need them are not run
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        report = run_part(stage, namespace, job["part"], job["seed"])
+    by_id = {c.id: c for c in stage.checks}
+    for result in report.results:
+        check = by_id[result.check]
+        parts = [check.part] if check.part else list(stage.parts)
+        problem = next((cell_problems[p] for p in parts if p in cell_problems), None)
+        if problem and result.status != "not_run":
+            result.status, result.feedback, result.points = problem[0], problem[1], 0
+    return report
+
+
+def _template_source(template: dict, index) -> str:
+    source = template["cells"][index].get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1], encoding="utf-8") as f:
+        _job = json.load(f)
+    _report = _grade_job(_job)
+    sys.stdout.write("\n" + REPORT_MARK + json.dumps(_report.to_dict()) + "\n")
+    sys.stdout.flush()
+    os._exit(0)

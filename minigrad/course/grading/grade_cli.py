@@ -236,7 +236,8 @@ def _grade_main(argv: Sequence[str]) -> int:
             learner.files = [f for f in learner.files if f not in others]
     cache = None if args.no_cache or quick_look else (args.cache or args.out / ".cache")
     config = g.GradeConfig(seed=args.seed, limits=limits, isolation=args.isolation, python=args.python,
-                           stages=stages, templates=args.templates, cache_dir=cache)
+                           stages=stages, templates=args.templates, cache_dir=cache,
+                           hidden=(*args.paths, *([] if quick_look else [args.out]), *([cache] if cache else [])))
     try:
         grader = g.Grader(config, jobs=min(args.jobs, sum(len(l.files) for l in learners) or 1))
     except IsolationUnavailable as e:

@@ -19,6 +19,7 @@ import io
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -41,7 +42,7 @@ CREATE TABLE IF NOT EXISTS assignment (stage TEXT PRIMARY KEY, points REAL NOT N
 def locked(out: Path) -> Iterator[None]:
     """Hold ``OUT/.gradebook.lock`` exclusively (blocks until other runs are done writing)."""
     out.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             import fcntl
@@ -66,6 +67,8 @@ class Gradebook:
 
     def _connect(self) -> sqlite3.Connection:
         self.out.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():  # the instructor's alone: SQLite gives its journal the same mode
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
         conn = sqlite3.connect(self.path, timeout=300)
         conn.executescript(_SCHEMA)
         return conn
@@ -140,9 +143,7 @@ class Gradebook:
             finally:
                 conn.close()
             path = self.out / CSV
-            tmp = path.with_name(f".{CSV}.{os.getpid()}.tmp")
-            tmp.write_text(gradebook_csv(records, list(stages)), encoding="utf-8")
-            os.replace(tmp, path)
+            write_private(path, gradebook_csv(records, list(stages)))
         return path
 
     # -- reading ---------------------------------------------------------------------------
@@ -205,9 +206,18 @@ def safe_name(name: str) -> str:
 
 
 def write_json(path: Path, data) -> None:
+    write_private(path, json.dumps(data, indent=1, allow_nan=True))
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, readable and writable by the grader's user only
+    (0600): learners' results are not for other users of the machine, nor for a sandboxed child."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, allow_nan=True), encoding="utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o600)  # O_CREAT's mode passes through the umask; it can only take bits away
     os.replace(tmp, path)
 
 
@@ -233,4 +243,4 @@ def gradebook_csv(summaries: list[dict], stage_keys: list[str]) -> str:
     return out.getvalue()
 
 
-__all__ = ["Gradebook", "gradebook_csv", "isolation_of", "locked", "safe_name", "write_json", "STORE", "CSV"]
+__all__ = ["Gradebook", "gradebook_csv", "isolation_of", "locked", "safe_name", "write_json", "write_private", "STORE", "CSV"]

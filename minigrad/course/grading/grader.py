@@ -39,9 +39,12 @@ from pathlib import Path
 from typing import Callable
 
 from minigrad.course.checks import NOT_IMPLEMENTED, check_seed, observation_problem
-from minigrad.course.grading.gradebook import gradebook_csv, isolation_of, safe_name, write_json
+from minigrad.course.grading.gradebook import gradebook_csv, isolation_of, safe_name, write_json, write_private
 from minigrad.course.grading.judge_worker import JudgeClient, JudgeError
-from minigrad.course.grading.sandbox import Limits, Sandbox, SandboxStopped, detect_isolation, package_root
+from minigrad.course.grading.layout import layout_problems
+from minigrad.course.grading.sandbox import (
+    Limits, Sandbox, SandboxStopped, detect_isolation, hiding_refusal, package_root,
+)
 from minigrad.course.program import ADDED, learner_program, solution_grade_ids
 from minigrad.course.review import forbidden_for, review_cells
 
@@ -68,6 +71,25 @@ class GradeConfig:
     cache_dir: Path | None = None  # None: no results cache
     judge_timeout: float = 30.0
     max_notebook_mb: int = 512
+    hidden: tuple = ()  # paths the sandboxed children must not see (submissions, gradebook): full isolation
+
+
+def paths_to_hide(paths, keep) -> list[str]:
+    """The paths a child's mount namespace covers: each of ``paths`` (a folder wholesale), except
+    that a folder holding one of ``keep`` (minigrad, the children's Python, the temporary folder
+    the sandboxes live in) is covered notebook by notebook instead."""
+    keep = [Path(k).resolve() for k in keep]
+    found: list[str] = []
+    for path in paths:
+        path = Path(path).resolve()
+        if path == Path("/"):
+            continue  # (a path that does not exist yet, such as the gradebook's folder, is covered once it does)
+        if path.is_dir() and any(k == path or path in k.parents for k in keep):
+            found += [str(p) for p in sorted(path.rglob("*.ipynb"))
+                      if not any(k == p or k in p.parents for k in keep)]
+        else:
+            found.append(str(path))
+    return list(dict.fromkeys(found))
 
 
 def find_templates(start: Path | None = None) -> Path:
@@ -273,6 +295,12 @@ class Grader:
             self.templates = {k: v for k, v in self.templates.items() if k in config.stages}
         self.plan = detect_isolation(config.isolation, self.jobs, config.python)
         self.scratch = tempfile.mkdtemp(prefix="minigrad-grader-")
+        python = Path(self.plan.python).resolve()
+        self.hidden = paths_to_hide(config.hidden, [package_root(), python.parent.parent, tempfile.gettempdir(),
+                                                    self.scratch])
+        if self.hidden and self.plan.level == "full" and not self.plan.can_hide():
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise hiding_refusal(self.plan)
         self.numba_cache = os.path.join(self.scratch, "numba-cache")
         os.mkdir(self.numba_cache)
         self.stop_event = threading.Event()
@@ -324,10 +352,7 @@ class Grader:
         path = self._cache_path(key)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(result, allow_nan=True), encoding="utf-8")
-        os.replace(tmp, path)
+        write_private(path, json.dumps(result, allow_nan=True))
 
     # -- one notebook ----------------------------------------------------------------------
     def grade_file(self, path: Path) -> dict:
@@ -406,13 +431,14 @@ class Grader:
         references = self._references_for(stage_key, judge)
 
         program, sources, problems = learner_program(template, notebook)
+        layout = layout_problems(stage.parts, template, notebook, missing_cells=False)
         added = {f"added cell {c.index[len(ADDED):]}": c.source for c in program if c.learner and not c.grade_id}
         flags = review_cells(stage, {**sources, **added}, [c.source for c in program if not c.learner])
         cell_problems: dict[str, tuple[str, str]] = {gid: ("failed", message) for gid, message in problems.items()}
         excluded = set(problems)  # cells run as the template's stub
         results: dict[str, dict] = {}
         passed: set[str] = set()
-        notes: list[str] = []
+        notes: list[str] = list(layout)
         outputs: list[tuple[str, str]] = []
         isolation: dict = {}
         attempts, stopped = 0, False
@@ -430,6 +456,7 @@ class Grader:
         while len(results) < len(stage.checks) and attempts <= limits.restarts and not stopped:
             attempts += 1
             job = {"stage": stage_key, "parts": {k: list(v) for k, v in stage.parts.items()},
+                   "hide": self.hidden if self.plan.level == "full" and self.hidden else None,
                    "forbidden": {k: list(v) for k, v in forbidden_for(stage).items()},
                    "cells": [{"index": c.index, "grade_id": c.grade_id,
                               "source": c.source if c.grade_id not in excluded else _template_source(template, c.index)}

@@ -11,7 +11,10 @@ One ``Sandbox`` is one child process (``sandbox_child.py``), started with
 - a network namespace of its own (no network) and an unprivileged user: as root, a
   uid with no passwd entry, one per parallel slot (so that every process it leaves
   behind can be found and killed); as an ordinary user, that user, in a user
-  namespace of its own.
+  namespace of its own (with no capabilities left in it once set up);
+- a mount namespace of its own, in which the paths the job lists in ``hide`` (the
+  submitted notebooks, the gradebook and results, the results cache) are covered, so
+  that learner code cannot read classmates' work or grades.
 
 Isolation fails closed: ``detect_isolation`` raises ``IsolationUnavailable`` (saying
 what is wrong and how to fix it) unless children get both, or the instructor asked
@@ -85,6 +88,10 @@ class IsolationPlan:
     notes: tuple[str, ...] = ()
     level: str = "none"  # "full": no network and an unprivileged user; "none": limits only
     python: str = sys.executable  # the children's interpreter
+    hiding: str = ""  # what the probe child said of its own mount namespace ("hidden ...": it can hide paths)
+
+    def can_hide(self) -> bool:
+        return self.hiding.startswith("hidden")
 
     def uid_for(self, slot: int) -> int | None:
         return self.uids[slot % len(self.uids)] if self.uids else None
@@ -182,7 +189,7 @@ def _detect(mode: str, slots: int, python: str) -> IsolationPlan:
             "isolation turned off (--isolation none): resource limits and a temporary directory only",))
     problems: list[str] = []
     uids: tuple[int, ...] = ()
-    network = False
+    network, hiding = False, ""
     if not sys.platform.startswith("linux"):
         problems.append(f"there are no network namespaces or user switches on {sys.platform}")
     else:
@@ -205,11 +212,12 @@ def _detect(mode: str, slots: int, python: str) -> IsolationPlan:
         if hello and not network:
             problems.append(f"the child could not get a network namespace of its own: "
                             f"{hello['isolation'].get('network', '')}")
+        hiding = str(hello["isolation"].get("files", "")) if hello else ""
         if root and not uids and not problems:
             problems.append("no unprivileged uid is available")
     if problems:
         raise IsolationUnavailable(_refusal(problems, python))
-    return IsolationPlan(network=True, uids=uids, level="full", python=python)
+    return IsolationPlan(network=True, uids=uids, level="full", python=python, hiding=hiding)
 
 
 def _closed_folder(python: str) -> str | None:
@@ -227,35 +235,109 @@ def _closed_folder(python: str) -> str | None:
     return None
 
 
+def _readable_by_all(path: Path) -> bool:
+    """Whether every user can reach and read ``path``: o+x on each folder above it, o+r on it."""
+    try:
+        path = path.resolve()
+        return all(os.stat(folder).st_mode & 0o001 for folder in path.parents) and bool(os.stat(path).st_mode & 0o004)
+    except OSError:
+        return False
+
+
+def system_python() -> str | None:
+    """A system-wide Python 3.10+ that every user can read (preferably this one's version), or None."""
+    import re
+
+    names = [f"python{sys.version_info[0]}.{sys.version_info[1]}", "python3"]
+    found = []
+    for folder in ("/usr/bin", "/usr/local/bin", "/opt/python/bin"):
+        for name in names:
+            path = Path(folder) / name
+            if path.is_file() and _readable_by_all(path) and os.access(path, os.X_OK):
+                try:
+                    version = subprocess.run([str(path), "-c", "import sys; print(sys.version_info[:2])"],
+                                             capture_output=True, text=True, timeout=30).stdout
+                except (OSError, subprocess.TimeoutExpired):
+                    continue
+                numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
+                if numbers >= (3, 10):
+                    found.append((numbers != sys.version_info[:2], str(path)))
+    return min(found)[1] if found else None
+
+
+def install_target() -> str:
+    """What ``pip install`` takes to install this minigrad: its checkout, or the wheel it came from."""
+    root = Path(package_root())
+    if (root / "pyproject.toml").is_file():
+        return f"{root}"
+    try:
+        from importlib.metadata import version
+
+        number = version("minigrad-course")
+    except Exception:  # noqa: BLE001
+        number = "VERSION"
+    return f"minigrad_course-{number}-py3-none-any.whl"
+
+
 def _refusal(problems: list[str], python: str) -> str:
-    """Why learner code will not run, and every way to fix it."""
+    """Why learner code will not run, and every way to fix it: commands that work on this machine."""
     who = "root" if os.geteuid() == 0 else "you"
-    prefix = str(Path(python).resolve().parent.parent)
+    prefix = Path(python).resolve().parent.parent
+    closed = [str(folder) for folder in reversed(prefix.parents) if folder != Path("/")
+              and not (_mode(folder) & 0o001)]
+    target = install_target()
+    base = system_python()
     lines = ["refusing to run learner code: this machine cannot isolate it (no network and an "
              f"unprivileged user), so it would run as {who}, with network access and your files.",
              "What is wrong:"]
     lines += [f"  - {p}" for p in problems]
+    lines.append("Fixes (any one):")
+    if base is not None:
+        wheel = "" if target.startswith("/") else " (the wheel you installed this grader from; `python -m build` in " \
+                                                   "a checkout writes it to dist/)"
+        lines += [
+            f"  1. Give the sandboxed children a Python that every user can read: a venv made from {base} (a "
+            "system Python every user can read; a venv made from a Python in a private folder, such as pyenv's "
+            "under /root, links back into it), with minigrad and its numpy and numba:",
+            f"       {base} -m venv /opt/minigrad",
+            f"       /opt/minigrad/bin/pip install {target}{wheel}",
+            "     then add `--python /opt/minigrad/bin/python` to the same minigrad-grade command (or grade with "
+            "/opt/minigrad/bin/minigrad-grade).",
+        ]
+    else:
+        lines.append("  1. Install a system-wide Python 3.10+ that every user can read (e.g. `apt-get install "
+                     f"python3-venv`), make a venv from it (`/usr/bin/python3 -m venv /opt/minigrad`), install "
+                     f"`{target}` into it, and add `--python /opt/minigrad/bin/python`.")
+    opened = (f"chmod o+x {' '.join(closed)} && " if closed else "") + f"chmod -R o+rX {prefix}"
     lines += [
-        "Fixes (any one):",
-        "  1. Grade with a Python that every user can read, so that the children can drop to an "
-        "unprivileged uid: a system-wide installation (e.g. `python3 -m venv /opt/minigrad && "
-        "/opt/minigrad/bin/pip install minigrad-course`, then `/opt/minigrad/bin/minigrad-grade ...`), "
-        f"or make this one readable (`chmod -R o+rX {prefix}` and o+x on every folder above it), "
-        "or point the children at such a Python with `--python PATH` (numpy, numba and this "
-        "minigrad version installed in it).",
-        "  2. Run the grader as an ordinary, dedicated (non-root) user, on a kernel that allows "
+        f"  2. Or make the Python in use readable by every user (this opens those folders to every user): {opened}",
+        "  3. Or run the grader as an ordinary, dedicated (non-root) user, on a kernel that allows "
         "unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, or on Ubuntu "
         "24.04+ `sysctl kernel.apparmor_restrict_unprivileged_userns=0`): children then run as that user, "
         "with no network.",
-        "  3. Grade without isolation, knowingly: `--isolation none` (every result records it). "
+        "  4. Or grade without isolation, knowingly: `--isolation none` (every result records it). "
         "Only for code you trust, or inside a throwaway container or VM.",
     ]
     return "\n".join(lines)
 
 
+def hiding_refusal(plan: IsolationPlan) -> IsolationUnavailable:
+    """The refusal when children would run isolated but could still read the submissions and gradebook."""
+    return IsolationUnavailable(_refusal([
+        "the child could not get a mount namespace of its own, to hide the other submissions and the "
+        f"gradebook from learner code: {plan.hiding or 'no report'}"], plan.python))
+
+
+def _mode(path: Path) -> int:
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return 0
+
+
 def _probe(python: str, uid: int | None) -> tuple[dict | None, bool, str]:
     """Start a child as the sandbox would (no network, ``uid``); can it import numpy and minigrad?"""
-    job = {"probe_only": True, "package_root": package_root(), "limits": {}}
+    job = {"probe_only": True, "package_root": package_root(), "limits": {}, "hide": []}
     plan = IsolationPlan(network=True, uids=(uid,) if uid is not None else (), python=python)
     box = Sandbox(job, Limits(wall_seconds=120, cpu_seconds=60), plan, slot=0)
     try:
@@ -601,4 +683,4 @@ def _signal_name(number: int) -> str:
 
 
 __all__ = ["Limits", "IsolationPlan", "IsolationUnavailable", "Sandbox", "SandboxStopped", "Capture",
-           "ExitInfo", "detect_isolation", "package_root", "run_id", "RUN_ENV", "ISOLATION_MODES"]
+           "ExitInfo", "detect_isolation", "package_root", "hiding_refusal", "run_id", "RUN_ENV", "ISOLATION_MODES"]

@@ -6,7 +6,10 @@ trusted bootstrap below has done its work, in this order:
 
 1. read the job file (written by the grader) and delete it;
 2. enter a new network namespace if asked (``unshare(CLONE_NEWNET)`` as root; an
-   ordinary user enters a user namespace of its own too, mapped to its own uid);
+   ordinary user enters a user namespace of its own too, mapped to its own uid), and with
+   it a mount namespace of its own in which the paths the job names in ``hide`` (the
+   submissions, the gradebook, the results cache) are covered: an empty read-only tmpfs
+   over a folder, ``/dev/null`` over a file;
 3. set the POSIX resource limits (CPU time, address space, file size, processes,
    open files, no core dumps);
 4. drop to an unprivileged uid/gid if asked (root only), and set no_new_privs;
@@ -34,6 +37,8 @@ _exit = os._exit
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWNS = 0x00020000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 4096, 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
 AUTOGRAD_LIBRARIES = ("torch", "jax", "jaxlib", "tensorflow", "autograd", "micrograd", "tinygrad",
                       "mxnet", "chainer", "theano", "paddle", "mlx", "keras", "flax", "functorch")
@@ -72,6 +77,8 @@ def _apply_isolation(job: dict) -> dict:
             uid, gid = os.getuid(), os.getgid()
             # Not root: only a user namespace of our own lets us create a network namespace.
             flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWNET | CLONE_NEWUSER
+            if job.get("hide") is not None:
+                flags |= CLONE_NEWNS
             if libc.unshare(flags) != 0:
                 raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
             if flags & CLONE_NEWUSER:  # keep our own uid inside (else we would be "nobody")
@@ -79,8 +86,12 @@ def _apply_isolation(job: dict) -> dict:
                     with open(f"/proc/self/{name}", "w") as f:
                         f.write(text)
             report["network"] = "none (new network namespace)" + (" in a user namespace" if flags & CLONE_NEWUSER else "")
+            if flags & CLONE_NEWNS:
+                report["files"] = _hide(libc, job["hide"])
         except Exception as e:  # noqa: BLE001
-            report["network"] = f"not isolated ({e})"
+            report.setdefault("network", f"not isolated ({e})")
+            if job.get("hide") is not None:
+                report.setdefault("files", f"not hidden ({e})")
     else:
         report["network"] = "not isolated"
 
@@ -116,6 +127,10 @@ def _apply_isolation(job: dict) -> dict:
         except OSError as e:
             report["user"] = f"could not drop to uid {uid}: {e}"
     report["uid"] = os.getuid()
+    if uid is None and os.getuid() != 0 and job.get("hide") is not None:
+        # An ordinary user keeps every capability inside its own user namespace, enough to
+        # unmount what hides the other submissions: drop them all (root's setuid above does).
+        report["capabilities"] = _drop_capabilities()
     if "user" not in report:
         report["user"] = "root" if os.getuid() == 0 else f"uid {os.getuid()} (same user as the grader)"
     try:
@@ -126,6 +141,47 @@ def _apply_isolation(job: dict) -> dict:
     except Exception:  # noqa: BLE001
         report["no_new_privs"] = False
     return report
+
+
+def _hide(libc, paths: list) -> str:
+    """Cover ``paths`` in this (new, private) mount namespace; say what was done."""
+    import ctypes
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making the mounts private")
+    covered = 0
+    for path in paths:
+        target = os.fsencode(path)
+        if os.path.isdir(path):
+            check(libc.mount(b"tmpfs", target, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                             b"size=4k,mode=0"), f"covering {path}")
+        elif os.path.lexists(path):
+            check(libc.mount(b"/dev/null", target, None, MS_BIND, None), f"covering {path}")
+        else:
+            continue
+        covered += 1
+    return f"hidden ({covered} of {len(paths)} paths covered)"
+
+
+def _drop_capabilities() -> str:
+    """capset(2) to nothing: effective, permitted and inheritable, both 32-bit words."""
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    header, data = Header(0x20080522, 0), (Data * 2)()
+    if libc.capset(ctypes.byref(header), data) != 0:
+        return f"not dropped ({os.strerror(ctypes.get_errno())})"
+    return "none"
 
 
 def _error_line(error: BaseException, filename: str) -> int | None:
