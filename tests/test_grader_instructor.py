@@ -211,3 +211,32 @@ def test_the_refusals_printed_fix_gives_full_isolation_that_hides_classmates_and
             assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))
     finally:
         shutil.rmtree(public, ignore_errors=True)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux /proc")
+def test_the_readmes_grade_line_grades_a_class_or_refuses_with_fixes(tmp_path):
+    """``minigrad-grade submissions/ -j 8 --stages 03,04,05`` as written: it grades into ./grades, or
+    (where this machine cannot isolate learner code) refuses with its fixes; then the same line with
+    the opt-out grades."""
+    import csv
+    import json
+
+    (line,) = readme_command_lines("minigrad-grade")
+    assert line == "minigrad-grade submissions/ -j 8 --stages 03,04,05"
+    for name, folder in (("ann", "solutions"), ("ben", "exercises")):
+        (tmp_path / "submissions" / name).mkdir(parents=True)
+        notebook = json.loads((ROOT / folder / "04_topological_backward.ipynb").read_text(encoding="utf-8"))
+        (tmp_path / "submissions" / name / "04_topological_backward.ipynb").write_text(json.dumps(notebook))
+    env = {**_env(tmp_path), "MINIGRAD_GRADE_RUN": f"readme-{os.getpid()}"}
+    run = subprocess.run(_argv(line), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+    if run.returncode == 2:
+        assert "refusing to run learner code" in run.stderr and "Fixes (any one):" in run.stderr, run.stderr
+        assert not (tmp_path / "grades").exists()
+        run = subprocess.run([*_argv(line), "--isolation", "none"], cwd=tmp_path, env=env, capture_output=True,
+                             text=True, timeout=1200)
+    assert run.returncode == 0, run.stderr[-3000:]
+    with open(tmp_path / "grades" / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = {row["learner"]: row for row in csv.DictReader(f)}
+    points = {key: get_stage(key).points for key in ("03", "04", "05")}
+    assert rows["ann"]["total"] == f"{points['04']:g}" and rows["ben"]["total"] == "0"
+    assert rows["ann"]["max_total"] == f"{sum(points.values()):g}"

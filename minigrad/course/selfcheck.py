@@ -300,7 +300,7 @@ def saved_view(stage: Stage, part: str | None, namespace: dict, seed: int = 0
 
 
 def grade_saved(stage: Stage, part: str | None, template: dict, notebook: dict, seed: int = 0,
-                timeout: float = 600) -> StageReport | None:
+                timeout: float = 300) -> StageReport | None:
     """Grade ``notebook`` as the grader does, in a fresh Python process: the worksheet's program
     (``learner_program``) run top to bottom, then the checks, with the grader's rules for cells
     that are missing, duplicated or raise. None if that process fails."""
