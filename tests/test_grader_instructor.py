@@ -33,8 +33,10 @@ def readme_command_lines(program: str) -> list[str]:
 
 
 def test_the_readme_points_column_is_the_stage_registrys():
+    from minigrad.course.stages import _modules
+
     rows = re.findall(r"^\| (\d\d) \| (\w+) \|.*\| ([\d.]+) \|$", README, re.M)
-    assert len(rows) == 12, rows
+    assert sorted(f"{n}_{name}" for n, name, _ in rows) == sorted(m[1:] for m in _modules().values()), rows
     for number, name, points in rows:
         assert float(points) == get_stage(f"{number}_{name}").points, (number, name)
     assert readme_with_points(README) == README  # and the generator agrees (`build` rewrites it)
