@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import minigrad
 from minigrad.autograd import gradcheck, gradgradcheck
-from tests.test_ops_extra import outputs, raised
+from tests.ops.test_creation_and_devices import outputs, raised
 
 torch = pytest.importorskip("torch")
 

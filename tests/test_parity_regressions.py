@@ -2117,7 +2117,7 @@ def test_sort_s_two_overloads(call, form):
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
 def test_cross_entropy_with_class_probabilities(shape, reduction, weighted, smoothing):
-    """Found by tests/test_functional_differential.py: probability targets were refused unless (N, C);
+    """Found by tests/nn/test_functional_differential.py: probability targets were refused unless (N, C);
     torch takes (C,), (N, C) and (N, C, d1, ...), and names the mean's division DivBackward1."""
     def prog(lib):
         x = (lib.arange(float(np.prod(shape))).reshape(shape) * 0.3).requires_grad_()
@@ -2135,7 +2135,7 @@ def test_cross_entropy_with_class_probabilities(shape, reduction, weighted, smoo
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("upstream", [1.0, float("nan")])
 def test_an_ignored_target_gets_a_gradient_of_exactly_zero(loss, targets, reduction, upstream):
-    """Found by tests/test_functional_differential.py: with every target ignored, "mean" divides by a
+    """Found by tests/nn/test_functional_differential.py: with every target ignored, "mean" divides by a
     total weight of 0 and minigrad's ignored rows got 0 * inf = NaN where torch leaves them 0."""
     def prog(lib):
         x = lib.tensor([[0.5, -1.0, 2.0], [0.0, 1.0, -0.5]][:len(targets)], requires_grad=True)
@@ -2333,7 +2333,7 @@ def test_new_tensors_are_laid_out_as_pytorch_lays_them_out(op, layout):
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
 def test_classification_loss_node_names_by_input_rank(shape, reduction, loss):
-    """Found by tests/test_functional_differential.py: an input with spatial dimensions is PyTorch's
+    """Found by tests/nn/test_functional_differential.py: an input with spatial dimensions is PyTorch's
     nll_loss2d (NllLoss2DBackward0; a 'none' loss of a 3-d or 5-d input is a view of it)."""
     def prog(lib):
         x = lib.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)

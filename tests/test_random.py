@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad
-from tests.test_ops_extra import raised
+from tests.ops.test_creation_and_devices import raised
 
 torch = pytest.importorskip("torch")
 N = 40_000

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad
-from tests.test_ops_extra import raised
+from tests.ops.test_creation_and_devices import raised
 
 torch = pytest.importorskip("torch")
 DTYPES = ["float32", "float64", "int32", "int64", "uint8", "bool"]

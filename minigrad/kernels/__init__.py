@@ -3,7 +3,7 @@
 The rules every kernel here follows:
 
 * It has a plain-NumPy reference of the same name and signature in
-  ``reference.py``; ``tests/test_kernels.py`` checks the two agree, and checks
+  ``reference.py``; ``tests/kernels/test_kernels.py`` checks the two agree, and checks
   the references against finite differences.
 * It is compiled lazily by ``@numba.njit(cache=True)``: nothing compiles when
   this package is imported, the first call compiles for the dtypes it gets,

@@ -17,7 +17,7 @@ one pass over memory instead of three NumPy passes. Each such op has one
 for an ordinary backward) and the same formula from tensor operations (its
 differentiable twin, when grad mode is on during backward, i.e.
 ``create_graph=True``), and the two agree on every input, inf and NaN
-included (``tests/test_twins.py``). Gradients that are zero where a mask is
+included (``tests/kernels/test_twins.py``). Gradients that are zero where a mask is
 off use ``where``, never ``grad * mask``: like PyTorch, an inf or NaN
 gradient arriving at a masked-off element gives 0 there, not NaN.
 """

@@ -11,7 +11,7 @@ backward multiplies running products from the left and from the right
 (``left[i] = x₀…xᵢ₋₁``, ``right[i] = xᵢ₊₁…xₙ``); under ``create_graph`` the gradient
 must itself be differentiable, and each "product of the others" is a product of the
 row with that element replaced by 1, built from tensor operations (n² values per
-row, so only in that case). ``tests/test_twins.py`` checks that both passes agree
+row, so only in that case). ``tests/kernels/test_twins.py`` checks that both passes agree
 with each other and with PyTorch on zeros, inf and NaN.
 """
 from __future__ import annotations

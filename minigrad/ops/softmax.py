@@ -51,7 +51,7 @@ def softmax_backward(y: Tensor, grad: Tensor, dim: int) -> Tensor:
     """y * (grad - sum(grad * y)) from the saved output y, as PyTorch computes it.
 
     The fused kernel for an ordinary backward; with ``create_graph=True`` its twin,
-    the same formula from tensor operations, recorded. ``tests/test_twins.py``
+    the same formula from tensor operations, recorded. ``tests/kernels/test_twins.py``
     checks that they agree, inf and NaN included.
     """
     if not is_grad_enabled():

@@ -124,7 +124,7 @@ def reference() -> dict:
 
 
 # The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
-# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+# appears only for that mistake's results (tests/course/test_mutants.py: no mutant is told another's).
 DIAGNOSES = {
     "hand_derived_partial": "gradient of x**2 alone",
     "modifies_callers_tensor": "now requires grad",

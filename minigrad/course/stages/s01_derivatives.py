@@ -377,7 +377,7 @@ def reference() -> dict:
 
 
 # The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
-# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+# appears only for that mistake's results (tests/course/test_mutants.py: no mutant is told another's).
 DIAGNOSES = {
     "forward_difference": "shrank your error only 10x",
     "divides_by_eps": "divide the difference by 2 * eps",

@@ -360,7 +360,7 @@ def reference() -> dict:
 
 
 # The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
-# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+# appears only for that mistake's results (tests/course/test_mutants.py: no mutant is told another's).
 DIAGNOSES = {
     "inputs_as_a_set": "(a tuple, not a set)",
     "inputs_in_the_wrong_order": "the inputs are in the wrong order",

@@ -490,7 +490,7 @@ def reference() -> dict:
 
 
 # The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
-# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+# appears only for that mistake's results (tests/course/test_mutants.py: no mutant is told another's).
 DIAGNOSES = {
     "no_version_check": "record each tensor's _version",
     "compares_with_version_zero": "not with 0",

@@ -397,7 +397,7 @@ def reference() -> dict:
 
 
 # The mistakes the feedback names (issue 28): each phrase appears only when the learner's results are those
-# of that mistake on the check's inputs. tests/test_mutants.py checks that no catalogued mutant is told
+# of that mistake on the check's inputs. tests/course/test_mutants.py checks that no catalogued mutant is told
 # another's.
 DIAGNOSES = {
     "depth_first_preorder": "Your order is a depth-first preorder",

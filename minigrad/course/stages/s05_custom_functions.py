@@ -800,7 +800,7 @@ def reference() -> dict:
 
 
 # The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
-# appears only for that mistake's results (tests/test_mutants.py: no mutant is told another's).
+# appears only for that mistake's results (tests/course/test_mutants.py: no mutant is told another's).
 DIAGNOSES = {
     "gradient_for_the_constant": "must be None",
     "constant_in_save_for_backward": "keep plain values as attributes of ctx",

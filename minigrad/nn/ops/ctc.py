@@ -17,7 +17,7 @@ be the second term alone); minigrad returns the same, so a learner's numbers mat
 not the derivative of the forward, so the loss is a Function: composed of tensor operations it would
 also record T steps of a dozen nodes each. Both recursions run in NumPy over the whole batch at once,
 one time step per iteration, in log space as PyTorch's kernel (log(exp(a - m) + exp(b - m) + exp(c - m))
-+ m). tests/test_ctc_loss.py checks the loss against a brute-force sum over every path, and gradcheck
++ m). tests/nn/test_ctc_loss.py checks the loss against a brute-force sum over every path, and gradcheck
 through a log_softmax.
 """
 from __future__ import annotations

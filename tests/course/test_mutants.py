@@ -20,7 +20,7 @@ from minigrad.course.program import (
 )
 from minigrad.course.stages import get_stage
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cases():

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import minigrad
 import minigrad.nn.functional as F
 from minigrad.autograd import gradcheck
-from tests.test_nn_spatial import FEW, compare, needs_torch, same_module
+from tests.nn.test_spatial import FEW, compare, needs_torch, same_module
 
 
 @st.composite

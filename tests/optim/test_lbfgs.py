@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import minigrad
 import minigrad.optim
 from minigrad.optim import LBFGS
-from tests.test_optim_hooks_swa import _outcome
+from tests.optim.test_hooks_swa import _outcome
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ from minigrad.course.selfcheck import RUN_ALL
 from minigrad.course.stages import get_stage
 from tests.test_notebooks import kernel_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STAGES = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
 NOTE = "Restart & Run All before you submit"
 assert NOTE in RUN_ALL

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import minigrad
 import minigrad.nn.functional as F
 from minigrad.autograd import gradcheck, gradgradcheck
-from tests.test_nn_spatial import FEW, compare, needs_torch, same_module, torch
+from tests.nn.test_spatial import FEW, compare, needs_torch, same_module, torch
 
 
 def _triple(draw, low: int, high: int):

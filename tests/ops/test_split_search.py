@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import minigrad
 from minigrad.autograd import gradcheck, gradgradcheck
-from tests.test_ops_scatter import assert_same_gradients, make_leaves
+from tests.ops.test_scatter import assert_same_gradients, make_leaves
 
 try:
     import torch

@@ -17,7 +17,7 @@ import pytest
 from minigrad.course.cli import readme_with_points
 from minigrad.course.stages import get_stage
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 

@@ -1,7 +1,7 @@
 """End to end in a real browser: JupyterLab runs the tour notebook, headless Chromium shows it.
 
-    python -m pytest tests/test_browser.py -s                  # lessons 00 and 09
-    MINIGRAD_BROWSER_NOTEBOOK=lessons/10_nn_and_optim.ipynb python -m pytest tests/test_browser.py -s -k tour
+    python -m pytest tests/viz/test_browser.py -s                  # lessons 00 and 09
+    MINIGRAD_BROWSER_NOTEBOOK=lessons/10_nn_and_optim.ipynb python -m pytest tests/viz/test_browser.py -s -k tour
 
 We start JupyterLab on a free loopback port with a random token and empty
 temporary config, data, runtime and IPython folders (so nothing of the
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_NOTEBOOK = "lessons/00_tour.ipynb"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

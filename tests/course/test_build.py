@@ -23,7 +23,7 @@ from minigrad.course.build import (
     strip_outputs,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 

@@ -19,7 +19,7 @@ import minigrad.kernels as kernels
 from minigrad.kernels import conv, elementwise as ew, reference as ref, softmax as sm
 
 DTYPES = [np.float32, np.float64]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tol(dtype, n: int = 1) -> dict:

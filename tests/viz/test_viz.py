@@ -4,7 +4,7 @@ forms, and the dashboard's throttling with a fake clock.
 
 Graphs are SVG, checked through the geometry behind them and by parsing the SVG;
 the explorer's figures are drawn with the Agg backend; widgets are driven through
-their Python state (no browser: that is tests/test_browser.py).
+their Python state (no browser: that is tests/viz/test_browser.py).
 """
 from __future__ import annotations
 

@@ -420,7 +420,7 @@ def test_a_second_backward_raises_exactly_as_in_torch(op):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_elementwise_kernels_match_their_references_on_special_values(name, dtype):
     """The Numba kernels behind the fast paths and their NumPy references, on every
-    pairing of special saved values and special gradients (tests/test_kernels.py uses finite data)."""
+    pairing of special saved values and special gradients (tests/kernels/test_kernels.py uses finite data)."""
     from minigrad.kernels import elementwise as numba_kernels, reference
 
     special = np.array([0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan], dtype)

@@ -36,7 +36,7 @@ from tests.hostile import CASES, FULL, STAGE, solution_notebook, source_of, with
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux /proc")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = load_templates(ROOT / "exercises")
 STAGE_KEYS = sorted(TEMPLATES)
 # The hanging cases are CPU-bound: the CPU limit ends them, the wall limit is only a backstop

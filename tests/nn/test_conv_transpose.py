@@ -20,7 +20,7 @@ import minigrad
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.autograd import gradcheck, gradgradcheck
-from tests.test_nn_more_layers import _compare, _copy_parameters, _shape, _size, _tolerance, needs_torch
+from tests.nn.test_conv1d_and_pools import _compare, _copy_parameters, _shape, _size, _tolerance, needs_torch
 
 try:
     import torch

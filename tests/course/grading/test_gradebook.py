@@ -23,7 +23,7 @@ from minigrad.course.grading.gradebook import Gradebook
 from minigrad.course.grading.grader import load_templates
 from tests.hostile import FULL, STAGE, solution_notebook, with_cells, write_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = load_templates(ROOT / "exercises")
 LIMITS = ["--cpu", "10", "--wall", "300", "--isolation", "none", "--templates", str(ROOT / "exercises")]
 sandboxed = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux /proc")

@@ -18,7 +18,7 @@ import pytest
 
 from minigrad.course import mutation
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TARGET = 0.98
 # A sample per part keeps the run within a few minutes on two busy cores; stage 07 compiles a
 # Numba kernel for each mutant (seconds each), so it gets fewer.

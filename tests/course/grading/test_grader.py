@@ -36,7 +36,7 @@ from minigrad.course.grading.sandbox import Capture
 from minigrad.course.stages import get_stage
 from tests.hostile import solution_notebook, source_of, with_cells
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = load_templates(ROOT / "exercises")
 
 

@@ -71,7 +71,7 @@ def test_post_accumulate_hooks_match_torch(hooks_on, kinds, passes, remove_after
     (got_log, got_grads), (want_log, want_grads) = (run(lib, hooks_on, kinds, passes, remove_after)
                                                     for lib in (minigrad, torch))
     assert got_grads == want_grads
-    assert got_log == want_log  # the same calls in the same order (tests/test_engine_order.py: why)
+    assert got_log == want_log  # the same calls in the same order (tests/core/test_engine_order.py: why)
 
 
 @pytest.mark.parametrize("lib", [minigrad, torch], ids=["minigrad", "torch"])

@@ -2,7 +2,7 @@
 logarithms in other bases, the error function and friends (ops/special.py), and the predicates
 isnan ... with logical_and ... and nan_to_num (ops/predicates.py).
 
-Each op runs through the checks of tests/test_ops_extra.py: gradcheck and gradgradcheck in
+Each op runs through the checks of tests/ops/test_creation_and_devices.py: gradcheck and gradgradcheck in
 float64; values, gradients, dtypes, shapes and node names against PyTorch in float64 and
 float32; a second backward and an in-place change before backward failing exactly where
 PyTorch's do. Then, generated rather than picked: every op on a grid of special values
@@ -19,7 +19,7 @@ import pytest
 
 import minigrad
 from minigrad.autograd import gradcheck, gradgradcheck
-from tests.test_ops_extra import (
+from tests.ops.test_creation_and_devices import (
     backward_twice, change_then_backward, needs_torch, outputs, raised, run, tolerance, torch,
 )
 

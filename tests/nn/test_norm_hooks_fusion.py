@@ -16,7 +16,7 @@ from minigrad.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from minigrad.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 torch = pytest.importorskip("torch")
-from tests.test_nn_parametrize import arr, make_input, make_layer, same, to_minigrad  # noqa: E402
+from tests.nn.test_parametrize import arr, make_input, make_layer, same, to_minigrad  # noqa: E402
 
 UTILS = {
     minigrad: dict(weight_norm=weight_norm, remove_weight_norm=remove_weight_norm, spectral_norm=spectral_norm,

@@ -1,6 +1,6 @@
 """Products (dot ... einsum, addmm), extrema and scans (amax ... nanmean), rearrangements (movedim ... unfold).
 
-Each case runs through tests/test_ops_extra.py's checks: gradcheck and gradgradcheck in float64,
+Each case runs through tests/ops/test_creation_and_devices.py's checks: gradcheck and gradgradcheck in float64,
 then the same inputs through PyTorch (values, gradients, dtypes, shapes, node names), in float64
 and float32. Edge values and bad input are compared with PyTorch too.
 """
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import minigrad
 from minigrad.autograd import gradcheck, gradgradcheck
-from tests import test_ops_extra as base
-from tests.test_ops_extra import distinct, index, needs_torch, normal, outputs, raised, run, tolerance, with_zeros
+from tests.ops import test_creation_and_devices as base
+from tests.ops.test_creation_and_devices import distinct, index, needs_torch, normal, outputs, raised, run, tolerance, with_zeros
 
 torch = base.torch
 INF, NAN = float("inf"), float("nan")
