@@ -284,8 +284,8 @@ def saved_view(stage: Stage, part: str | None, namespace: dict, seed: int = 0
         return None
     try:
         notebook, template = load_notebook(path), shipped_template(stage)
-        if template is None:
-            return None
+        if template is None or not _is_worksheet(notebook, path, stage):
+            return None  # a scratch notebook that calls check(): the grader would not see it as this worksheet
         parts = stage.parts if part is None else {part: stage.parts[part]}
         reasons = layout_problems(parts, template, notebook)
         reasons += parity_problems(parts, namespace, notebook, template=template)
@@ -297,6 +297,16 @@ def saved_view(stage: Stage, part: str | None, namespace: dict, seed: int = 0
     if graded is None:
         return None
     return graded, reasons
+
+
+def _is_worksheet(notebook: dict, path: Path, stage: Stage) -> bool:
+    """Whether the grader would take ``notebook`` for this stage's worksheet: by its file name
+    (``NN_...``) or by one of the stage's solution cells (``grade_id``) in it."""
+    if path.name[:2] == stage.number:
+        return True
+    ids = {(c.get("metadata") or {}).get("nbgrader", {}).get("grade_id") for c in notebook.get("cells", [])
+           if isinstance(c, dict) and isinstance(c.get("metadata"), dict)}
+    return bool(ids & set(stage.parts))
 
 
 def grade_saved(stage: Stage, part: str | None, template: dict, notebook: dict, seed: int = 0,

@@ -483,3 +483,27 @@ def test_paths_to_hide_cover_submissions_but_never_what_a_child_needs(tmp_path):
     (home / "minigrad" / "lesson.ipynb").write_text("{}")
     hidden = paths_to_hide([subs, home, subs / "ann", "/", tmp_path / "grades"], keep=[home / "minigrad"])
     assert hidden == [str(subs), str(home / "ann.ipynb"), str(subs / "ann"), str(tmp_path / "grades")]
+
+
+def test_the_self_check_grades_the_saved_worksheet_only_when_it_differs_and_never_a_scratch_notebook(tmp_path):
+    """``saved_view`` (what ``check`` prints when the session and the saved notebook differ): an edited
+    worksheet cell is named and the saved notebook graded in a fresh process; a notebook that is not
+    this worksheet (a scratch notebook calling check) keeps the session's verdict."""
+    from minigrad.course.selfcheck import saved_view
+
+    key = "04_topological_backward"
+    stage = get_stage(key)
+    solved = load_notebook(ROOT / "solutions" / f"{key}.ipynb")
+    namespace, errors = namespace_for(ROOT / "exercises" / f"{key}.ipynb", solution_sources(solved))
+    assert not errors
+    path = tmp_path / f"{key}.ipynb"
+    path.write_text(json.dumps(solved))
+    assert saved_view(stage, None, {**namespace, "__session__": str(path)}) is None  # the same: nothing to say
+    imports = next(c for c in solved["cells"] if c["cell_type"] == "code" and "import minigrad" in "".join(c["source"]))
+    imports["source"] = "".join(imports["source"]) + "\nEXTRA = 1\n"
+    path.write_text(json.dumps(solved))
+    graded, reasons = saved_view(stage, None, {**namespace, "__session__": str(path)})
+    assert graded.points == stage.points and any("it was edited" in r for r in reasons), reasons
+    scratch = tmp_path / "scratch.ipynb"
+    scratch.write_text(json.dumps({"cells": [_code("check('04')", "c0")]}))
+    assert saved_view(stage, None, {**namespace, "__session__": str(scratch)}) is None
