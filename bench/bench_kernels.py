@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install needed
 
-from minigrad.kernels import conv, elementwise as ew, reference as ref, softmax as sm  # noqa: E402
+from minigrad.kernels import conv, elementwise as ew, embedding as emb, norm, reference as ref, softmax as sm  # noqa: E402
 
 try:
     import torch
@@ -138,6 +138,8 @@ ELEMENTWISE = {  # name: (inputs, torch op on torch tensors)
     "relu_backward": (2, lambda x, g: torch.ops.aten.threshold_backward(g, x, 0)),
     "gelu_forward": (1, lambda x: F.gelu(x)),
     "gelu_backward": (2, lambda x, g: torch.ops.aten.gelu_backward(g, x)),
+    "gelu_tanh_forward": (1, lambda x: F.gelu(x, approximate="tanh")),
+    "gelu_tanh_backward": (2, lambda x, g: torch.ops.aten.gelu_backward(g, x, approximate="tanh")),
 }
 
 
@@ -186,6 +188,36 @@ def softmax_cases(sizes, dtypes, rng):
                     impls["torch"] = t
                 yield dict(group="softmax", name=name, dtype=np.dtype(dtype).name, size=rows * classes,
                            shape=f"({rows},{classes})"), impls
+
+
+def capstone_cases(sizes, dtypes, rng):
+    """LayerNorm over rows of 64 (the capstone GPT's width: 16 x 64 tokens = 1024 rows, and bigger), and the
+    embedding lookup's gradient (a 63-row table, one lookup per token)."""
+    width = 64
+    for dtype in dtypes:
+        for n in [16 * 64 * width] + [n for n in sizes if n >= 10**6]:
+            rows = n // width
+            x, g = (rng.standard_normal((rows, width)).astype(dtype) for _ in range(2))
+            w, b = (rng.standard_normal(width).astype(dtype) for _ in range(2))
+            idx = rng.integers(0, 63, rows)
+            tx, tg, tw, tb = (torch.from_numpy(a) if torch else None for a in (x, g, w, b))
+            ops = {
+                "layer_norm_forward": (norm, (x, w, b, 1e-5), lambda: F.layer_norm(tx, (width,), tw, tb)),
+                "layer_norm_backward": (norm, (x, w, g, 1e-5), lambda: torch.ops.aten.native_layer_norm_backward(
+                    tg, tx, (width,), *torch.ops.aten.native_layer_norm(tx, (width,), tw, tb, 1e-5)[1:],
+                    tw, tb, (True, True, True))),
+                "embedding_backward": (emb, (idx, g, 63), lambda: torch.ops.aten.embedding_dense_backward(
+                    tg, torch.from_numpy(idx), 63, -1, False)),
+            }
+            for name, (module, args, torch_fn) in ops.items():
+                impls = {"kernel": lambda f=getattr(module, name), a=args: f(*a),
+                         "reference": lambda f=getattr(ref, name), a=args: f(*a)}
+                if torch:
+                    t = torch_op(lambda f=torch_fn: f)
+                    if t:
+                        impls["torch"] = t
+                yield dict(group="capstone", name=name, dtype=np.dtype(dtype).name, size=rows * width,
+                           shape=f"({rows},{width})"), impls
 
 
 CONV_LAYERS = [  # the course's digits network: 1x8x8 images, conv3x3 1->8, then conv3x3 8->16
@@ -334,7 +366,7 @@ def main(argv=None) -> int:
 
     results = []
     groups = [elementwise_cases(sizes, dtypes, rng), softmax_cases(sizes, dtypes, rng),
-              conv_cases(batches, dtypes, rng)]
+              capstone_cases(sizes, dtypes, rng), conv_cases(batches, dtypes, rng)]
     current = None
     for cases in groups:
         for meta, impls in cases:
@@ -361,10 +393,10 @@ def main(argv=None) -> int:
               f" serial {fmt_time(row['serial']):>9}  parallel {fmt_time(row['parallel']):>9}  speedup {row['speedup']:.2f}x")
 
     print("\n== verdict: ref/kernel ratios at >= 1e6 elements (elementwise, softmax) or on every course "
-          "shape (conv, pool); within 5% counts as a tie ==")
+          "shape (conv, pool, capstone); within 5% counts as a tie ==")
     ratios = {}
     for rec in results:
-        if rec["group"] in ("conv", "pool") or rec["size"] >= 10**6 or args.quick:
+        if rec["group"] in ("conv", "pool", "capstone") or rec["size"] >= 10**6 or args.quick:
             ratios.setdefault(rec["name"], []).append(rec["ratio"])
     verdict = {}
     for name, rs in ratios.items():

@@ -34,7 +34,11 @@ import functools as _functools
 import numpy as _np
 
 from minigrad.kernels.conv import conv2d_backward, conv2d_forward, max_pool2d_backward, max_pool2d_forward
-from minigrad.kernels.elementwise import gelu_backward, gelu_forward, relu_backward, sigmoid_backward, tanh_backward
+from minigrad.kernels.elementwise import (
+    gelu_backward, gelu_forward, gelu_tanh_backward, gelu_tanh_forward, relu_backward, sigmoid_backward, tanh_backward,
+)
+from minigrad.kernels.embedding import embedding_backward
+from minigrad.kernels.norm import layer_norm_backward, layer_norm_forward
 from minigrad.kernels.reference import (  # their kernels lost and were removed (see above)
     cross_entropy_backward, log_softmax_backward, relu_forward, sigmoid_forward, tanh_forward,
 )
@@ -65,7 +69,8 @@ def _half_in_float32(fn):
 
 __all__ = [
     "sigmoid_forward", "sigmoid_backward", "tanh_forward", "tanh_backward",
-    "relu_forward", "relu_backward", "gelu_forward", "gelu_backward",
+    "relu_forward", "relu_backward", "gelu_forward", "gelu_backward", "gelu_tanh_forward", "gelu_tanh_backward",
+    "layer_norm_forward", "layer_norm_backward", "embedding_backward",
     "softmax_forward", "softmax_backward", "log_softmax_forward", "log_softmax_backward",
     "cross_entropy_forward", "cross_entropy_backward",
     "conv2d_forward", "conv2d_backward", "max_pool2d_forward", "max_pool2d_backward",

@@ -250,6 +250,113 @@ def gelu_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None
     return np.multiply(grad, cdf + x * pdf, out=check_out(out, x))
 
 
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def gelu_tanh_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi): torch's ``approximate='tanh'``."""
+    x = check_float("x", x)
+    t = np.tanh(_GELU_K * (x + _GELU_C * x * x * x))
+    return np.multiply(0.5 * x, 1 + t, out=check_out(out, x))
+
+
+def gelu_tanh_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """grad * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 * 0.044715 x^2)), t the forward's tanh, from x."""
+    x = check_float("x", x)
+    grad = check_like("grad", grad, x)
+    t = np.tanh(_GELU_K * (x + _GELU_C * x * x * x))
+    factor = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_K * (1 + 3 * _GELU_C * x * x)
+    return np.multiply(grad, factor, out=check_out(out, x))
+
+
+# ---------------------------------------------------------------------------
+# LayerNorm over the last axis (rows of a 2-D array), statistics in float64
+# ---------------------------------------------------------------------------
+
+def check_layer_norm(x, weight, other, other_name: str) -> tuple:
+    """x as (rows, C) floats; weight and ``other`` (bias or grad) None or matching, as the kernels take them."""
+    x = check_float("x", x)
+    if x.ndim != 2:
+        raise ValueError(f"x must be 2-D (rows, normalized features), got shape {x.shape}")
+    if weight is not None:
+        weight = check_float("weight", weight)
+        if weight.shape != (x.shape[1],) or weight.dtype != x.dtype:
+            raise ValueError(f"weight must be a {x.dtype} array of shape ({x.shape[1]},), got {weight.dtype} "
+                             f"{weight.shape}")
+    if other is not None:
+        other = check_float(other_name, other)
+        want = (x.shape[1],) if other_name == "bias" else x.shape
+        if other.shape != want or other.dtype != x.dtype:
+            raise ValueError(f"{other_name} must be a {x.dtype} array of shape {want}, got {other.dtype} "
+                             f"{other.shape}")
+    return x, weight, other
+
+
+def layer_norm_forward(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
+                       eps: float) -> np.ndarray:
+    """(x - mean) / sqrt(var + eps) * weight + bias over each row (biased variance), in float64, cast back."""
+    x, weight, bias = check_layer_norm(x, weight, bias, "bias")
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=1, keepdims=True)
+    centered = x64 - mean
+    out = centered / np.sqrt((centered * centered).mean(axis=1, keepdims=True) + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out.astype(x.dtype)
+
+
+def layer_norm_backward(x: np.ndarray, weight: np.ndarray | None, grad: np.ndarray, eps: float,
+                        output_mask=(True, True, True)) -> tuple:
+    """(d x, d weight, d bias) of ``layer_norm_forward``, from the saved x; None where ``output_mask`` is False.
+
+    d x = (g - mean(g) - x_hat * mean(g * x_hat)) * rstd with g = grad * weight, over each row;
+    d weight = sum over rows of grad * x_hat; d bias = sum over rows of grad. All in float64, cast back.
+    """
+    x, weight, grad = check_layer_norm(x, weight, grad, "grad")
+    x64, g64 = x.astype(np.float64), grad.astype(np.float64)
+    centered = x64 - x64.mean(axis=1, keepdims=True)
+    rstd = 1.0 / np.sqrt((centered * centered).mean(axis=1, keepdims=True) + eps)
+    x_hat = centered * rstd
+    g = g64 if weight is None else g64 * weight
+    grad_x = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_x = ((g - g.mean(axis=1, keepdims=True) - x_hat * (g * x_hat).mean(axis=1, keepdims=True))
+                  * rstd).astype(x.dtype)
+    if output_mask[1]:
+        grad_weight = (g64 * x_hat).sum(axis=0).astype(x.dtype)
+    if output_mask[2]:
+        grad_bias = g64.sum(axis=0).astype(x.dtype)
+    return grad_x, grad_weight, grad_bias
+
+
+# ---------------------------------------------------------------------------
+# Embedding: the lookup's gradient
+# ---------------------------------------------------------------------------
+
+def check_embedding_backward(indices, grad, num_weights: int) -> tuple:
+    """Flat integer indices in [0, num_weights) and a (len(indices), D) float grad."""
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu" or indices.ndim != 1:
+        raise TypeError(f"indices must be a 1-D integer array, got {indices.dtype} of shape {indices.shape}")
+    grad = check_float("grad", grad)
+    if grad.ndim != 2 or grad.shape[0] != indices.shape[0]:
+        raise ValueError(f"grad must be ({indices.shape[0]}, D), one row per index, got shape {grad.shape}")
+    if indices.size and (indices.min() < 0 or indices.max() >= num_weights):
+        raise IndexError(f"an index is out of range for {num_weights} rows")
+    return indices, grad
+
+
+def embedding_backward(indices: np.ndarray, grad: np.ndarray, num_weights: int) -> np.ndarray:
+    """(num_weights, D) zeros plus, for each i, grad[i] added to row indices[i] (np.add.at, in index order)."""
+    indices, grad = check_embedding_backward(indices, grad, num_weights)
+    out = np.zeros((num_weights, grad.shape[1]), grad.dtype)
+    np.add.at(out, indices, grad)
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Softmax family, along one axis
 # ---------------------------------------------------------------------------

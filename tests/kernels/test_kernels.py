@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import minigrad.kernels as kernels
-from minigrad.kernels import conv, elementwise as ew, reference as ref, softmax as sm
+from minigrad.kernels import conv, elementwise as ew, embedding, norm, reference as ref, softmax as sm
 
 DTYPES = [np.float32, np.float64]
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +58,8 @@ def make(shape, dtype, layout="contiguous", seed=0, scale=3.0) -> np.ndarray:
 # Elementwise
 # ---------------------------------------------------------------------------
 
-UNARY = ["gelu_forward"]  # the elementwise names that have a kernel in elementwise.py
-BINARY = ["sigmoid_backward", "tanh_backward", "relu_backward", "gelu_backward"]
+UNARY = ["gelu_forward", "gelu_tanh_forward"]  # the elementwise names that have a kernel in elementwise.py
+BINARY = ["sigmoid_backward", "tanh_backward", "relu_backward", "gelu_backward", "gelu_tanh_backward"]
 REFERENCE_ONLY = ["sigmoid_forward", "tanh_forward", "relu_forward"]  # exported from reference.py
 SHAPES = [(), (1,), (7,), (1023,), (3, 5, 7)]
 LAYOUTS = ["contiguous", "transposed", "strided"]
@@ -115,7 +115,8 @@ def test_elementwise_known_values():
     np.testing.assert_array_equal(ref.relu_forward(nan), [np.nan, 0.0, 3.0])  # NaN propagates, like torch
 
 
-@pytest.mark.parametrize("name, saves_output", [("sigmoid", True), ("tanh", True), ("relu", False), ("gelu", False)])
+@pytest.mark.parametrize("name, saves_output", [("sigmoid", True), ("tanh", True), ("relu", False), ("gelu", False),
+                                                ("gelu_tanh", False)])
 def test_elementwise_reference_backward_is_the_derivative(name, saves_output):
     rng = np.random.default_rng(3)
     x = rng.standard_normal(200) * 3
@@ -433,28 +434,121 @@ def test_max_pool2d_errors(impl):
 
 
 # ---------------------------------------------------------------------------
+# LayerNorm over rows
+# ---------------------------------------------------------------------------
+
+LN_SHAPES = [(1, 1), (5, 7), (64, 64), (3, 200)]
+
+
+@pytest.mark.parametrize("affine", ["weight and bias", "weight", "none"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape", LN_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_layer_norm_matches_reference(dtype, shape, layout, affine):
+    x = make(shape, dtype, layout, seed=1) + 5.0  # an offset: the statistics must not cancel
+    grad = make(shape, dtype, layout, seed=2, scale=1.0)
+    weight = make(shape[1:], dtype, seed=3) if affine != "none" else None
+    bias = make(shape[1:], dtype, seed=4) if affine == "weight and bias" else None
+    got, want = norm.layer_norm_forward(x, weight, bias, 1e-5), ref.layer_norm_forward(x, weight, bias, 1e-5)
+    assert got.dtype == np.dtype(dtype) and got.shape == shape
+    np.testing.assert_allclose(got, want, **tol(dtype, shape[1]))
+    for mask in [(True, True, True), (True, False, False), (False, True, True)]:
+        got = norm.layer_norm_backward(x, weight, grad, 1e-5, mask)
+        want = ref.layer_norm_backward(x, weight, grad, 1e-5, mask)
+        for g, w, needed in zip(got, want, mask):
+            assert (g is None) == (not needed) and (w is None) == (not needed)
+            if needed:
+                assert g.dtype == np.dtype(dtype) and g.shape == w.shape
+                np.testing.assert_allclose(g, w, **tol(dtype, max(shape)))
+
+
+def test_layer_norm_reference_against_definition_and_derivative():
+    rng = np.random.default_rng(5)
+    x, w, b, g = (rng.standard_normal(s) for s in ((4, 6), (6,), (6,), (4, 6)))
+    want = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * w + b
+    np.testing.assert_allclose(ref.layer_norm_forward(x, w, b, 1e-5), want, rtol=1e-12)
+    grad_x, grad_w, grad_b = ref.layer_norm_backward(x, w, g, 1e-5)
+    h = 1e-6
+    for arr, got in ((x, grad_x), (w, grad_w), (b, grad_b)):
+        numeric = np.zeros_like(arr)
+        for i in np.ndindex(arr.shape):
+            old = arr[i]
+            arr[i] = old + h
+            up = (ref.layer_norm_forward(x, w, b, 1e-5) * g).sum()
+            arr[i] = old - h
+            down = (ref.layer_norm_forward(x, w, b, 1e-5) * g).sum()
+            arr[i] = old
+            numeric[i] = (up - down) / (2 * h)
+        np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("impl", [norm, ref], ids=["numba", "reference"])
+def test_layer_norm_errors(impl):
+    x = np.zeros((3, 4), np.float32)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        impl.layer_norm_forward(x.astype(np.int64), None, None, 1e-5)
+    with pytest.raises(ValueError, match="2-D"):
+        impl.layer_norm_forward(x[0], None, None, 1e-5)
+    with pytest.raises(ValueError, match="weight must be a float32 array of shape \\(4,\\)"):
+        impl.layer_norm_forward(x, np.ones(3, np.float32), None, 1e-5)
+    with pytest.raises(ValueError, match="bias must be"):
+        impl.layer_norm_forward(x, None, np.ones(4), 1e-5)
+    with pytest.raises(ValueError, match="grad must be"):
+        impl.layer_norm_backward(x, None, np.ones((3, 5), np.float32), 1e-5)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_embedding_backward_matches_reference_bit_for_bit(dtype, layout):
+    rng = np.random.default_rng(6)
+    indices = rng.integers(0, 7, 50)  # many repeats: each row sums several gradients, in index order
+    grad = make((50, 5), dtype, layout, seed=7)
+    got = embedding.embedding_backward(indices, grad, 9)
+    want = ref.embedding_backward(indices, grad, 9)
+    assert got.dtype == np.dtype(dtype) and got.shape == (9, 5)
+    np.testing.assert_array_equal(got, want)
+    assert not want[7:].any()  # rows nobody looked up get zeros
+    manual = np.zeros((9, 5), dtype)
+    for i, row in enumerate(indices):
+        manual[row] += grad[i]
+    np.testing.assert_array_equal(want, manual)
+
+
+@pytest.mark.parametrize("impl", [embedding, ref], ids=["numba", "reference"])
+def test_embedding_backward_errors(impl):
+    grad = np.zeros((3, 2), np.float32)
+    with pytest.raises(TypeError, match="integer"):
+        impl.embedding_backward(np.zeros(3), grad, 4)
+    with pytest.raises(ValueError, match="one row per index"):
+        impl.embedding_backward(np.zeros(2, np.int64), grad, 4)
+    with pytest.raises(IndexError, match="out of range for 4 rows"):
+        impl.embedding_backward(np.array([0, 4, 1]), grad, 4)
+
+
+# ---------------------------------------------------------------------------
 # The package itself
 # ---------------------------------------------------------------------------
 
 def test_import_compiles_nothing():
     code = (
         "import json, numba, minigrad.kernels\n"
-        "from minigrad.kernels import conv, elementwise, softmax\n"
-        "d = {f'{m.__name__}.{k}': len(v.signatures) for m in (conv, elementwise, softmax)\n"
+        "from minigrad.kernels import conv, elementwise, embedding, norm, softmax\n"
+        "d = {f'{m.__name__}.{k}': len(v.signatures) for m in (conv, elementwise, embedding, norm, softmax)\n"
         "     for k, v in vars(m).items() if isinstance(v, numba.core.dispatcher.Dispatcher)}\n"
         "print(json.dumps(d))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     compiled = json.loads(result.stdout)
-    assert len(compiled) >= 14  # every kernel was found...
+    assert len(compiled) >= 20  # every kernel was found...
     assert not any(compiled.values()), compiled  # ...and none was compiled
 
 
 def test_exports():
     assert set(kernels.__all__) == {
         "sigmoid_forward", "sigmoid_backward", "tanh_forward", "tanh_backward", "relu_forward",
-        "relu_backward", "gelu_forward", "gelu_backward", "softmax_forward", "softmax_backward",
+        "relu_backward", "gelu_forward", "gelu_backward", "gelu_tanh_forward", "gelu_tanh_backward",
+        "layer_norm_forward", "layer_norm_backward", "embedding_backward", "softmax_forward", "softmax_backward",
         "log_softmax_forward", "log_softmax_backward", "cross_entropy_forward", "cross_entropy_backward",
         "conv2d_forward", "conv2d_backward", "max_pool2d_forward", "max_pool2d_backward",
     }

@@ -2,7 +2,7 @@
 
 Part 1. Several ops have a fast backward (a Numba kernel or plain NumPy) for an
 ordinary pass and a twin made of tensor operations for ``create_graph=True``
-(relu, leaky_relu, sigmoid, tanh, softmax, gelu, the fused linear and cross-entropy, the
+(relu, leaky_relu, sigmoid, tanh, softmax, gelu (both forms), layer_norm, embedding, the fused linear and cross-entropy, the
 target gradient of binary_cross_entropy, prod). For every
 such op, and for the ops whose backward masks a gradient (clamp, maximum,
 max, where, pow, ...), each input class (zeros, negatives, -0.0, inf, NaN,
@@ -125,6 +125,8 @@ CASES: dict[str, Case] = {
     "cross_entropy_sum": Case(((3, 4),), _cross_entropy("sum"), 4),
     "cross_entropy_none": Case(((3, 4),), _cross_entropy("none"), 4),
     "gelu": Case(((3, 4),), lambda lib, x: _F(lib).gelu(x), 1),
+    "gelu_tanh": Case(((3, 4),), lambda lib, x: _F(lib).gelu(x, approximate="tanh"), 1),
+    "layer_norm": Case(((3, 4), (4,), (4,)), lambda lib, x, w, b: _F(lib).layer_norm(x, (4,), w, b), 4),
     "leaky_relu": Case(((3, 4),), lambda lib, x: _F(lib).leaky_relu(x, 0.1), 1),
     "huber_loss": Case(((3, 4), (3, 4)), lambda lib, x, t: _F(lib).huber_loss(x, t, reduction="none", delta=0.5), 1),
     "smooth_l1_loss": Case(((3, 4), (3, 4)), lambda lib, x, t: _F(lib).smooth_l1_loss(x, t, reduction="sum", beta=0.5), 12),
@@ -416,7 +418,29 @@ def test_a_second_backward_raises_exactly_as_in_torch(op):
         np.testing.assert_allclose(got, want, **tol(np.float32, 3))
 
 
-@pytest.mark.parametrize("name", ["relu_backward", "sigmoid_backward", "tanh_backward", "gelu_backward"])
+@pytest.mark.parametrize("x_class", ["ordinary", "zeros", "inf", "nan"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_embedding_backward_passes_agree_and_match_torch(dtype, x_class):
+    """The scatter-add kernel (plain backward) and the recorded adjoint (create_graph), repeated indices
+    included, against each other and torch; an upstream gradient with inf/NaN rows spreads them the same way."""
+    indices = np.array([[0, 3, 1], [3, 3, 2]])
+    weight = np.random.default_rng(1).standard_normal((5, 4)).astype(dtype)
+    g = np.random.default_rng(2).standard_normal((2, 3, 4)).astype(dtype)
+    g[0, 1] = {"ordinary": g[0, 1], "zeros": 0.0, "inf": np.inf, "nan": np.nan}[x_class]
+    results = []
+    for lib, create_graph in [(minigrad, False), (minigrad, True)] + ([(torch, False)] if torch else []):
+        w = lib.tensor(weight, requires_grad=True)
+        out = _F(lib).embedding(lib.tensor(indices), w)
+        assert out.grad_fn.name() == "EmbeddingBackward0"
+        got, = lib.autograd.grad(out, w, lib.tensor(g, requires_grad=create_graph), create_graph=create_graph)
+        assert got.requires_grad == create_graph
+        results.append(got.detach().numpy())
+    for other in results[1:]:
+        assert_same_gradient(results[0], other, dtype, 3, "embedding")
+
+
+@pytest.mark.parametrize("name", ["relu_backward", "sigmoid_backward", "tanh_backward", "gelu_backward",
+                                  "gelu_tanh_backward"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_elementwise_kernels_match_their_references_on_special_values(name, dtype):
     """The Numba kernels behind the fast paths and their NumPy references, on every

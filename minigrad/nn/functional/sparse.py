@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from minigrad.autograd.grad_mode import no_grad
+from minigrad import kernels
+from minigrad.autograd.grad_mode import is_grad_enabled, no_grad
 from minigrad.dtypes import int32, int64
 from minigrad.functional_ops import where
 from minigrad.nn.ops.linear_map import Embedding
@@ -52,6 +53,36 @@ def _renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type
             weight[Tensor._wrap(rows[long])] = weight.detach()[Tensor._wrap(rows[long])] * Tensor._wrap(scale)
 
 
+_KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class _Rows:
+    """The lookup ``w[input]`` (the function EmbeddingRows applies), with the flat indices its backward adds at."""
+
+    def __init__(self, input: Tensor):
+        self.input, self.flat = input, input._data.reshape(-1)
+
+    def __call__(self, w: Tensor) -> Tensor:
+        return w[self.input]
+
+
+class EmbeddingRows(Embedding):
+    """``EmbeddingBackward0`` whose ordinary backward is one scatter-add (``kernels.embedding_backward``, a Numba
+    loop; NumPy's ``np.add.at`` is its reference) instead of differentiating the lookup with a probe. Under
+    ``create_graph=True`` the backward is Embedding's: the adjoint, recorded, differentiable again."""
+
+    node_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def backward(ctx, grad):
+        if is_grad_enabled() or grad._data.dtype not in _KERNEL_FLOATS:
+            return Embedding.backward(ctx, grad)
+        rows = ctx.linear.flat
+        table = kernels.embedding_backward(rows, grad._data.reshape(rows.shape[0], ctx.input_shape[1]),
+                                           ctx.input_shape[0])
+        return Tensor._wrap(table), None, None
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Row ``input[...]`` of ``weight`` for every index: a lookup table, differentiable in ``weight``.
@@ -76,6 +107,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
     if padding_idx is None:
+        if weight.ndim == 2 and weight._data.dtype in _KERNEL_FLOATS:
+            rows = _Rows(input)
+            return EmbeddingRows.apply(weight, rows, rows)
         return Embedding.apply(weight, lambda w: w[input], lambda w: w[input])
     padding_idx = padding_idx + n if padding_idx < 0 else padding_idx
     frozen = Tensor._wrap(idx[..., None] == padding_idx)  # padding rows: the value, not its gradient

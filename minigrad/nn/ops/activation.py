@@ -35,6 +35,7 @@ from minigrad.ops.elementwise import Where
 from minigrad.ops.layout import like_first
 from minigrad._tensor import Tensor
 
+_KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
@@ -98,12 +99,17 @@ class GeluTanh(Function):
         _check_float(x, "gelu")
         ctx.save_for_backward(x)
         data = x._data
+        if data.dtype in _KERNEL_FLOATS:  # the kernel (float16 takes NumPy below, as it did)
+            return Tensor._wrap(like_first(kernels.gelu_tanh_forward(data), data))
         inner = (data + data * data * data * 0.044715) * math.sqrt(2.0 / math.pi)
         return Tensor._wrap((data * 0.5 * (np.tanh(inner) + 1)).astype(data.dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
+        if not is_grad_enabled() and x._data.dtype in _KERNEL_FLOATS and grad._data.dtype == x._data.dtype:
+            return Tensor._wrap(kernels.gelu_tanh_backward(x._data, grad._data))  # no nodes
+        # create_graph=True: the same formula from tensor operations, so it is recorded
         k, kappa = math.sqrt(2.0 / math.pi), 0.044715
         t = ((x + x * x * x * kappa) * k).tanh()
         return grad * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * ((x * x * (3 * kappa) + 1) * k))

@@ -22,10 +22,17 @@ the cast back.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from minigrad import kernels
 from minigrad.autograd.function import Function
+from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad._tensor import Tensor
+
+
+_KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class NativeNorm(Function):
@@ -98,7 +105,43 @@ def _sum_to_view(t: Tensor, view: tuple, shape) -> Tensor:
 
 
 class NativeLayerNorm(NativeNorm):
+    """layer_norm's node. Over float32 or float64 rows (weight and bias, if given, of the input's dtype) the
+    forward and an ordinary backward run the Numba kernels of ``minigrad/kernels/norm.py`` (one pass per
+    row, float64 statistics); under ``create_graph=True`` the backward is NativeNorm's, recorded."""
+
     node_name = "NativeLayerNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, dims: tuple, view: tuple, eps: float, stats, batch: bool,
+                grouped: tuple | None = None):
+        data = x._data
+        ctx.rows = None
+        if (stats is None and batch and grouped is None and data.dtype in _KERNEL_FLOATS and data.size
+                and all(t is None or t._data.dtype == data.dtype for t in (weight, bias))):
+            width = math.prod(view)
+            ctx.rows = (data.size // width, width)
+        if ctx.rows is None:
+            return NativeNorm.forward(ctx, x, weight, bias, dims, view, eps, stats, batch, grouped)
+        ctx.dims, ctx.view, ctx.eps, ctx.stats, ctx.batch, ctx.grouped = dims, view, eps, stats, batch, grouped
+        ctx.param_shape = None if weight is None and bias is None else (weight if weight is not None else bias).shape
+        ctx.save_for_backward(x, weight)
+        out = kernels.layer_norm_forward(data.reshape(ctx.rows), None if weight is None else weight._data.reshape(-1),
+                                         None if bias is None else bias._data.reshape(-1), eps)
+        return Tensor._wrap(out.reshape(data.shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.rows is None or is_grad_enabled():
+            return NativeNorm.backward(ctx, grad)
+        x, weight = ctx.saved_tensors
+        mask = tuple(ctx.needs_input_grad[:3])
+        grad_x, grad_weight, grad_bias = kernels.layer_norm_backward(
+            x._data.reshape(ctx.rows), None if weight is None else weight._data.reshape(-1),
+            grad._data.reshape(ctx.rows), ctx.eps, mask)
+        return (None if grad_x is None else Tensor._wrap(grad_x.reshape(x.shape)),
+                None if grad_weight is None else Tensor._wrap(grad_weight.reshape(ctx.param_shape)),
+                None if grad_bias is None else Tensor._wrap(grad_bias.reshape(ctx.param_shape)),
+                None, None, None, None, None, None)
 
 
 class NativeBatchNorm(NativeNorm):
