@@ -108,8 +108,8 @@ def numerical_gradient(f, x, eps=1e-6):
         "relative_error_only",
         {"gradient_check": CHECK.replace("error <= atol + rtol * np.abs(numerical)",
                                          "error / np.abs(numerical) <= rtol")},
-        lost={"check_tolerance"},
-        feedback={"check_tolerance": "A purely relative test fails"},
+        lost={"check_accepts_correct", "check_tolerance", "check_fresh_leaf"},
+        feedback={"check_accepts_correct": "A purely relative test fails"},
     ),
     Mutant(
         "never_calls_backward",
@@ -147,7 +147,15 @@ def numerical_gradient(f, x, eps=1e-6):
     Mutant(
         "max_relative_error",
         {"gradient_check": CHECK.replace("float(error.max())", "float((error / np.abs(numerical)).max())")},
-        lost={"check_rejects_wrong", "check_tolerance"},
+        lost={"check_accepts_correct", "check_tolerance", "check_rejects_wrong", "check_fresh_leaf"},
         feedback={"check_rejects_wrong": "you returned the relative difference"},
+    ),
+    Mutant(  # issue 28: full points before
+        "crashes_without_a_gradient",
+        {"gradient_check": CHECK.replace(
+            "analytical = np.zeros(x.shape) if leaf.grad is None else leaf.grad.numpy()",
+            "analytical = leaf.grad.numpy()")},
+        lost={"check_accepts_correct", "check_tolerance", "check_fresh_leaf"},
+        feedback={"check_accepts_correct": "backward reached no leaf, so leaf.grad is None"},
     ),
 ]

@@ -207,4 +207,10 @@ def list_graph(tensor):
         lost={"graph_edges", "graph_real"},
         feedback={"graph_edges": "appears twice"},
     ),
+    Mutant(  # issue 28: was told "the inputs are in the wrong order"
+        "op_renamed",
+        {"recorder": RECORDER.replace('Node("mul", (a.node, b.node))', 'Node("*", (a.node, b.node))')},
+        lost={"recorder_records", "recorder_shares"},
+        feedback={"recorder_records": "an op is recorded as '*' where 'mul' is expected"},
+    ),
 ]

@@ -238,7 +238,13 @@ def _not_a_pair(result: dict) -> Verdict | None:
 
 
 def probe_accepts_correct(ns: dict, rng: np.random.Generator) -> dict:
-    return {"result": _run_check(ns, separable(rng.standard_normal((3, 4))), rng.standard_normal((3, 4)))}
+    found = {"result": _run_check(ns, separable(rng.standard_normal((3, 4))), rng.standard_normal((3, 4)))}
+    w = minigrad.tensor(rng.standard_normal(3), requires_grad=True)
+    try:  # f does not use x: backward leaves the leaf's grad None, and the gradient is 0
+        found["constant"] = _run_check(ns, lambda t: (w * w).sum(), rng.standard_normal(3))
+    except (AttributeError, TypeError, ValueError) as e:
+        found["constant"] = {"crashed": f"{type(e).__name__}: {e}"[:200]}
+    return found
 
 
 def judge_accepts_correct(mine: dict, ref: dict) -> Verdict:
@@ -253,6 +259,24 @@ def judge_accepts_correct(mine: dict, ref: dict) -> Verdict:
     if not (0 <= result["error"] < 1e-5):
         return Verdict(False, f"for a correct function your max_error is {fmt(result['error'])}, expected about "
                               f"{fmt(ref['result']['error'])}: return the largest |analytical - numerical|")
+    constant = mine["constant"]
+    said = "for f(t) = (w * w).sum(), which does not use t, "
+    if "crashed" in constant:
+        return Verdict(False, f"{said}gradient_check raised {constant['crashed']}: backward reached no leaf, so "
+                              "leaf.grad is None; the analytical gradient is then zero (np.zeros(x.shape))")
+    if (bad := _not_a_pair(constant)) is not None:
+        return bad
+    if isinstance(constant["error"], float) and math.isnan(constant["error"]):
+        return Verdict(False, f"{said}gradient_check's max_error is nan: 0 / 0, so you returned the relative "
+                              "difference |analytical - numerical| / |numerical|. max_error is the largest absolute "
+                              "difference |analytical - numerical|")
+    if not constant["ok"] and constant["error"] == 0:
+        return Verdict(False, f"{said}gradient_check said not ok with max_error 0: both gradients are zero. A purely "
+                              "relative test fails where the gradient is 0 (0 / 0 is nan, and nan <= rtol is False): "
+                              "compare |analytical - numerical| with atol + rtol * |numerical|")
+    if not constant["ok"] or not close(constant["error"], ref["constant"]["error"]):
+        return Verdict(False, f"{said}gradient_check gave ({constant['ok']}, {fmt(constant['error'])}), expected "
+                              f"(True, {fmt(ref['constant']['error'])}): both gradients are zero")
     return Verdict(True)
 
 
@@ -379,6 +403,7 @@ def reference() -> dict:
 # The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
 # appears only for that mistake's results (tests/course/test_mutants.py: no mutant is told another's).
 DIAGNOSES = {
+    "crashes_without_a_gradient": "backward reached no leaf, so",
     "forward_difference": "shrank your error only 10x",
     "divides_by_eps": "divide the difference by 2 * eps",
     "ignores_eps": "ignores its eps argument",

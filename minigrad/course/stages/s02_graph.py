@@ -41,6 +41,20 @@ def _show(description) -> str:
     return op if op == "leaf" and not inputs else f"{op}({', '.join(_show(i) for i in inputs)})"
 
 
+def _renamed_op(got, want) -> tuple[str, str] | None:
+    """(recorded op, expected op) where the two descriptions have the same shape but an op name differs."""
+    if isinstance(got, str) or isinstance(want, str):
+        return None
+    if len(got[1]) != len(want[1]):
+        return None
+    inner = [_renamed_op(g, w) for g, w in zip(got[1], want[1])]
+    if any(isinstance(g, str) != isinstance(w, str) for g, w in zip(got[1], want[1])):
+        return None
+    if got[0] != want[0]:
+        return got[0], want[0]
+    return next((r for r in inner if r is not None), None)
+
+
 def probe_recorder_values(ns: dict, rng: np.random.Generator) -> dict:
     Value, add, mul, exp = ns["Value"], ns["add"], ns["mul"], ns["exp"]
     p, q = (float(v) for v in rng.uniform(-2, 2, 2))
@@ -89,7 +103,12 @@ def judge_recorder_records(mine: dict, ref: dict) -> Verdict:
         if got == want:
             continue
         where = f"{expr} recorded {_show(got)}, expected {_show(want)}"
-        if isinstance(got, list) and sorted(map(str, got[1])) == sorted(map(str, want[1])):
+        renamed = _renamed_op(got, want) if isinstance(got, list) else None
+        if renamed is not None:
+            return Verdict(False, f"{where}: an op is recorded as {renamed[0]!r} where {renamed[1]!r} is expected. "
+                                  "Record the op names the worksheet gives: 'leaf', 'add', 'mul', 'exp' (the "
+                                  "graph is read by name, as PyTorch's MulBackward0)")
+        if isinstance(got, list) and got[0] == want[0] and sorted(map(str, got[1])) == sorted(map(str, want[1])):
             return Verdict(False, f"{where}: the inputs are in the wrong order. Record them in argument order: "
                                   "the backward of a * b sends grad * b to the first input and grad * a to the second "
                                   "(grad: the gradient arriving at the product)")
@@ -362,6 +381,7 @@ def reference() -> dict:
 # The mistakes the feedback names (issue 28), each by the name of its catalogued mutant: a phrase
 # appears only for that mistake's results (tests/course/test_mutants.py: no mutant is told another's).
 DIAGNOSES = {
+    "op_renamed": "an op is recorded as",
     "inputs_as_a_set": "(a tuple, not a set)",
     "inputs_in_the_wrong_order": "the inputs are in the wrong order",
     "new_node_at_every_use": "reading a.node twice gives two different objects",
