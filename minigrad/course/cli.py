@@ -135,7 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # 3.10-3.13) would read `open -- --allow-root` as the folder `--allow-root`.
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
-    args = parser.parse_args(argv)  # exits with 2 on a usage error
+    args, unknown = parser.parse_known_args(argv)  # exits with 2 on a usage error
+    if unknown:
+        hint = ""
+        if args.command == "open":  # JupyterLab's flags without the `--` before them
+            folder = f"{args.dir} " if args.dir is not None else ""
+            hint = f"; JupyterLab's own flags go after `--`: minigrad-course open {folder}-- {' '.join(unknown)}"
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     if args.command == "init":
         return _init(parser, args.dir)
     if args.command == "open":

@@ -121,6 +121,10 @@ def test_open_outside_a_course_folder_says_how_to_make_one(tmp_path):
     assert run.returncode == 2
     assert "make a course folder there with `minigrad-course init nowhere`" in run.stderr, run.stderr
     assert "--no-browser" not in run.stderr.split("error:", 1)[1].split("(")[0]
+    forgot = subprocess.run(_argv("minigrad-course open --allow-root --no-browser"), cwd=tmp_path, env=_env(tmp_path),
+                            capture_output=True, text=True, timeout=300)
+    assert forgot.returncode == 2 and ("JupyterLab's own flags go after `--`: minigrad-course open -- --allow-root "
+                                       "--no-browser") in forgot.stderr, forgot.stderr
 
 
 # -- the isolation refusal's first fix, run where it is printed ------------------------------------
