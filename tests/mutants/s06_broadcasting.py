@@ -44,7 +44,8 @@ def unbroadcast(grad, shape):
         "unbroadcast_forgets_leading_dims",
         edit("unbroadcast", "    if lead > 0:\n        grad = grad.sum(dim=tuple(range(lead)))\n", ""),
         lost={"unbroadcast_leading", "unbroadcast_ones"} | EVERYTHING_AFTER_UNBROADCAST,
-        feedback={"unbroadcast_leading": "returned shape [2, 3, 4], expected [3, 4]"},
+        feedback={"unbroadcast_leading": "returned shape [2, 3, 4], expected [3, 4]",
+                  "unbroadcast_ones": "line up with the *last* dimensions of grad"},
     ),
     Mutant(
         "add_returns_unreduced_gradients",

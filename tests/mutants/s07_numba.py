@@ -206,4 +206,17 @@ MUTANTS = [
         lost={"ce_function", "once_differentiable"},
         feedback={"ce_function": "2.5 times too small"},
     ),
+    # -- the max-shift of log_softmax, found by mutation testing (issue 28) --------------------------
+    Mutant(
+        "max_loop_misses_the_last_column",
+        {"cross_entropy": _swap(CROSS_ENTROPY, "for j in range(1, c):", "for j in range(1, c - 1):")},
+        lost={"ce_stable"},
+        feedback={"ce_stable": "m is too small (a column missed)"},
+    ),
+    Mutant(
+        "max_loop_reads_past_the_row",
+        {"cross_entropy": _swap(CROSS_ENTROPY, "for j in range(1, c):", "for j in range(1, c + 1):")},
+        lost={"ce_stable"},
+        feedback={"ce_stable": "it was read from outside the row"},
+    ),
 ]

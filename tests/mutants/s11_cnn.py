@@ -127,7 +127,9 @@ MUTANTS = [
         {"conv_forward": _swap(FORWARD, "axis=(2, 3))[:, :, ::stride, ::stride]", "axis=(2, 3))"),
          "conv_backward": _swap(BACKWARD, "b:b + stride * out_w:stride] += (", "b:b + stride * out_w:stride] = (")},
         lost={"forward", "forward_contiguous", "grad_input", "function", "module", "cnn", "training"},
-        feedback={"training": "not run: needs function, cnn"},
+        feedback={"training": "not run: needs function, cnn",
+                  "grad_input": "your col2im assigns (=)",  # it makes both of these mistakes too
+                  "forward": "// 2 + 1"},
     ),
     Mutant(
         "grad_w_transposed",

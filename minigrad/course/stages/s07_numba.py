@@ -346,6 +346,9 @@ def judge_ce_forward(mine: list, ref: list) -> Verdict:
     return Verdict(True)
 
 
+PEAKS = "one logit 1000 above the others in each row, in every column once"
+
+
 @_single_threaded
 def probe_ce_stable(ns: dict, rng: np.random.Generator) -> list:
     results = []
@@ -354,8 +357,14 @@ def probe_ce_stable(ns: dict, rng: np.random.Generator) -> list:
         spread = rng.standard_normal((3, 4))
         spread[:, 1] = -2000  # a class 2000 below the others: its probability rounds to 0
         targets = np.array([0, 2, 3])
+        # Each row's max, 1000 or more above the rest, in a column of its own; the one in column 0, on some row
+        # after the first, 3000 above: a loop that reads one column too many takes it as the previous row's max.
+        columns = np.roll(np.arange(4), int(rng.integers(1, 4)))
+        peaks = rng.standard_normal((4, 4))
+        peaks[np.arange(4), columns] += np.where(columns == 0, 3000.0, 1000.0)
         for case, logits, t in (("logits near 1000", near, targets), ("a logit 2000 below the others", spread,
-                                                                       np.array([1, 1, 0]))):
+                                                                       np.array([1, 1, 0])),
+                                (PEAKS, peaks, np.array([0, 1, 2, 3]))):
             results.append({"case": case, **_ce_result(ns, logits.astype(dtype), t)})
     return results
 
@@ -366,6 +375,13 @@ def judge_ce_stable(mine: list, ref: list) -> Verdict:
         if not m["pair"] or m["loss"] is None:
             return Verdict(False, f"cross_entropy_forward {where} did not return (loss, log_probs)")
         finite = m["values"] is not None and bool(np.all(np.isfinite(np.asarray(m["values"], dtype=np.float64))))
+        if r["case"] == PEAKS and (not np.isfinite(m["loss"]) or not finite):
+            why = ("every exp(x − m) rounds to 0, so m is larger than anything in the row: it was read from outside "
+                   "the row (a column index past C − 1 reads the next row)" if m["loss"] == -np.inf else
+                   "exp(x − m) overflows in the rows whose maximum you missed: m is too small (a column missed)")
+            return Verdict(False, f"{where} your loss is {fmt(m['loss'])}, expected {fmt(r['loss'])}: the m you "
+                                  f"subtract is not each row's maximum, and {why}. The loop that finds m must compare "
+                                  "the columns 0 to C − 1 of its row, and no others")
         if "1000" in r["case"] and (not np.isfinite(m["loss"]) or not finite):
             return Verdict(False, f"{where} your loss is {fmt(m['loss'])}, expected {fmt(r['loss'])}: exp(1000) "
                                   "overflows to inf (float64 overflows above exp(709), float32 above exp(88)), and "
