@@ -114,6 +114,22 @@ class _TensorAPI:
             extras.append("requires_grad=True")
         return _printing.with_suffixes("tensor(" + _printing.array_text(data, indent=7), extras, indent=7)
 
+    @property
+    def data(self) -> "Tensor":
+        """The values as a tensor outside the graph. Changes to it are NOT tracked: prefer detach()."""
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        """Replace the values (any shape and dtype; ``value``'s history is not taken), with PyTorch's checks:
+        a tensor only, and a floating-point one for a tensor that requires grad."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {_type_name(value)}: wrap it with "
+                            "minigrad.tensor(...) first")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        self._data = value._data
+
     def __format__(self, format_spec: str) -> str:
         """``f"{loss:.4f}"``: a 0-d tensor formats its value, as in PyTorch; any other tensor takes only
         the empty spec (its ``str``)."""

@@ -6,6 +6,7 @@ Random tensors come from the one generator of ``minigrad/random.py``, seeded by
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -66,10 +67,25 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     return _from_data(data, dtype, device, requires_grad, "new")  # (PyTorch's messages say new())
 
 
+def _detached(data):
+    """Nested lists with every tensor in them replaced by its values."""
+    if isinstance(data, Tensor):
+        if data._requires_grad and data._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_detached(item) for item in data]
+    return data
+
+
 def _from_data(data, dtype, device, requires_grad: bool, name: str) -> Tensor:
     """``tensor()`` and ``new_tensor()``: ``name`` is what their messages call them."""
     resolve_device(device)
     if isinstance(data, Tensor):
+        warnings.warn(f"To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      f"sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      f"{'minigrad.tensor' if name == 'new' else 'tensor.new_tensor'}(sourceTensor).",
+                      UserWarning, stacklevel=3)
         data = data._data
     elif isinstance(data, np.ndarray):
         _refuse_negative_strides(data)
@@ -77,6 +93,10 @@ def _from_data(data, dtype, device, requires_grad: bool, name: str) -> Tensor:
         array = np.array(data)
     except ValueError as e:
         raise ValueError(f"expected sequence of equal-length lists to make a tensor: {e}") from None
+    except RuntimeError:  # (a tensor that requires grad in the lists: numpy() refuses it)
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+        array = np.array(_detached(data))  # PyTorch copies the values
     if array.dtype == object or array.dtype.kind in "USV":
         raise _not_numbers(data, name, dtype is not None)
     if array.dtype.kind == "c" and dtype is not None and not isinstance(data, np.ndarray):

@@ -11,9 +11,8 @@ class inference_mode(_GradModeContext):
     """``no_grad`` under PyTorch's name for inference: ``with inference_mode():`` or ``@inference_mode()``.
 
     ``inference_mode(False)`` switches it off for one block, and turns recording on, as PyTorch's does.
-    minigrad deliberately differs in one point: PyTorch also marks the tensors made inside
-    as *inference tensors*, which may never enter a recorded graph later; minigrad's are
-    ordinary tensors that require no grad, as under ``no_grad``.
+    The tensors made inside are *inference tensors* (``is_inference()``, their views and ``detach()``
+    too), which a recorded op later refuses to save for backward, as PyTorch's: clone one first.
     """
 
     def __new__(cls, mode=True):

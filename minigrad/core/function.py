@@ -42,9 +42,9 @@ import numpy as np
 from minigrad.core import graph as _graph  # (_graph.Tensor: the registered tensor class)
 from minigrad.core.extension import Extensions
 from minigrad.core.function_rules import (
-    _apply_unrecorded, _bind_keywords, _has_defaults, _index_of, _mark_dirty_outputs, _pick_backward, _refuse_instance_call,
-    _unrecorded_outputs,
-    _warn_instantiated, connect_output, raise_bad_gradient, sum_to_input,
+    CheckedSavedTensor, _apply_unrecorded, _bind_keywords, _has_defaults, _index_of, _mark_dirty_outputs,
+    _pick_backward, _refuse_instance_call, _unrecorded_outputs, _warn_instantiated, connect_output,
+    raise_bad_gradient, sum_to_input,
 )
 from minigrad.core.grad_mode import _GradMode
 from minigrad.core.graph import Node, SavedTensor
@@ -362,7 +362,7 @@ class FunctionCtx(Node):
                         if out is t:
                             output_nr = connected_out._output_nr
                             break
-                    t = SavedTensor(t, output_nr)
+                    t = CheckedSavedTensor(t, output_nr)
                 saved.append(t)
             self._saved, self._to_save = tuple(saved), ()
         return tuple(connected)

@@ -17,6 +17,27 @@ from minigrad.core.broadcast import is_expandable_to, sum_to
 from minigrad.core.extension import Extensions
 
 
+class CheckedSavedTensor(_graph.SavedTensor):
+    """``graph.SavedTensor`` with two of PyTorch's refusals: an inference tensor (made in inference_mode)
+    is never saved, and an input saved with a history that ``detach_()`` then cut is not handed out."""
+
+    __slots__ = ("had_history",)
+
+    def __init__(self, tensor, output_nr: int | None) -> None:
+        if tensor._version_counter.inference:
+            raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a "
+                               "clone to get a normal tensor and use it in autograd.")
+        super().__init__(tensor, output_nr)
+        self.had_history = output_nr is None and tensor._grad_fn is not None
+
+    def unpack(self, node):
+        if self.had_history and self.unpack_hook is None and self.tensor._grad_fn is None and self.tensor._base is None:
+            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                               "This is not supported anymore. If you need to use the tensor, use .detach() (out of "
+                               "place) instead.")
+        return super().unpack(node)
+
+
 def _has_defaults(forward) -> bool:
     return any(p.default is not p.empty for p in inspect.signature(forward).parameters.values())
 

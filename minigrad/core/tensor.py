@@ -16,7 +16,7 @@ import numpy as np
 
 from minigrad.core import differentiate as _differentiate
 from minigrad.core.extension import Extensions
-from minigrad.core.grad_mode import is_grad_enabled
+from minigrad.core.grad_mode import _GradMode, is_grad_enabled
 from minigrad.core.graph import AccumulateGrad, register_tensor_type
 
 
@@ -33,10 +33,11 @@ class Size(tuple):
 class _VersionCounter:
     """How many times a tensor's values were changed in place. Views share one."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "inference")
 
     def __init__(self) -> None:
         self.value = 0
+        self.inference = _GradMode.inference  # made in inference_mode: is_inference(), never saved for backward
 
 
 class Tensor:
@@ -185,7 +186,7 @@ class Tensor:
         return Tensor._wrap(self._data)
 
     @data.setter
-    def data(self, value: "Tensor") -> None:
+    def data(self, value: "Tensor") -> None:  # (minigrad/_tensor.py adds PyTorch's checks)
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value, dtype=self._data.dtype)
 
     @property

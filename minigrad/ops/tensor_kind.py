@@ -69,9 +69,9 @@ def get_device(self) -> int:
 
 @tensor_method(top_level=True, out=False)
 def is_inference(self) -> bool:
-    """Whether this is an *inference tensor*: never in minigrad, whose ``inference_mode`` makes
-    ordinary tensors that need no gradient (see ``autograd/grad_mode.py``)."""
-    return False
+    """Whether this is an *inference tensor*: made inside ``inference_mode`` (or a view or detach() of
+    one), which a recorded op refuses to save for backward (see ``autograd/grad_mode.py``)."""
+    return self._version_counter.inference
 
 
 @tensor_method()

