@@ -92,3 +92,44 @@ def test_tensor_of_a_list_holding_tensors_that_require_grad(case):
         except ValueError:  # (a tensor of several elements: PyTorch's ValueError, after the warning)
             pass
     assert any(issubclass(w.category, UserWarning) for w in caught)
+
+
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("change", ["spread", "mean", "none"])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_var_mean_outputs_changed_in_place(fn, change, dim):
+    """PyTorch's var_mean saves only its input (so its outputs may change in place); std_mean saves its std."""
+    def prog(lib):
+        a = lib.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]], requires_grad=True)
+        spread, mean = getattr(lib, fn)(a * 1, dim=dim)
+        spread.retain_grad()
+        mean.retain_grad()
+        if change == "spread":
+            spread.mul_(2)
+        elif change == "mean":
+            mean.add_(1)
+        (spread * 3 + mean).sum().backward()
+        if change == "mean":  # (torch 2.13 then gives spread.grad mean's gradient, 1 for 3: not copied)
+            return a.grad, mean.grad
+        return a.grad, spread.grad, mean.grad
+    def run(lib):
+        try:
+            return prog(lib)
+        except RuntimeError as e:
+            return type(e).__name__
+    m, t = run(minigrad), run(torch)  # (values within float32 rounding: std is computed another way)
+    assert type(m) is type(t), (m, t)
+    if isinstance(t, str):
+        return
+    for mine, theirs in zip(m, t):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            assert torch.allclose(torch.tensor(mine.numpy()), theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+def test_var_mean_gradients_against_finite_differences(fn):
+    a = minigrad.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]], dtype=minigrad.float64, requires_grad=True)
+    f = getattr(minigrad, fn)
+    assert minigrad.autograd.gradcheck(lambda x: f(x, 1), (a,))
+    assert minigrad.autograd.gradgradcheck(lambda x: f(x, 0, correction=0), (a,))

@@ -234,18 +234,22 @@ class VarMean(Function):
         shape = [n for i, n in enumerate(a.shape) if i not in dims]
         spread, mean = (Tensor._wrap(np.asarray(v if keepdim else v.reshape(shape), dtype=x.dtype, order="C"))
                         for v in (spread, mean))
-        ctx.save_for_backward(a, spread)
+        if cls.root:  # (as PyTorch: std_mean saves its std, var_mean only its input)
+            ctx.save_for_backward(a, spread)
+        else:
+            ctx.save_for_backward(a)
         return spread, mean
 
     @staticmethod
     def backward(ctx, grad_spread, grad_mean):
-        a, spread = ctx.saved_tensors
+        a, *spread = ctx.saved_tensors
         grad_spread, grad_mean = (_kept(g, ctx.dims, ctx.keepdim) for g in (grad_spread, grad_mean))
-        centred = a - a.sum(ctx.dims, keepdim=True) / ctx.count
         if ctx.root:  # d std = d var / (2 std), and 0 where std = 0, as PyTorch
-            spread = _kept(spread, ctx.dims, ctx.keepdim)
-            grad_spread = Where.apply(spread._data == 0, 0.0, grad_spread / (2 * spread))
-        return grad_spread * centred * 2 / ctx.dof + grad_mean / ctx.count, None, None, None
+            spread = _kept(spread[0], ctx.dims, ctx.keepdim)
+            grad_spread = Where.apply(spread._data == 0, 0.0, grad_spread / (spread * 2))
+        # PyTorch's var_backward and mean_backward, in its order of operations
+        scale = 2.0 / ctx.dof if ctx.dof else math.inf
+        return scale * grad_spread * (a - a.mean(ctx.dims, keepdim=True)) + grad_mean / ctx.count, None, None, None
 
 
 class StdMean(VarMean):
