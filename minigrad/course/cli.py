@@ -192,8 +192,10 @@ def _open(parser: argparse.ArgumentParser, folder: Path | None, extra: list[str]
         parser.error(f"{folder} has no {FIRST_LESSON}: make a course folder there with `minigrad-course init "
                      f"{folder}`, then `minigrad-course open {folder}` (JupyterLab's own flags go after `--`)")
     folder = folder.resolve()
+    from minigrad.course.lab_settings import lab_arguments  # widget state saved, news off, lines wrapped
+
     command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={folder}", str(folder / FIRST_LESSON),
-               *extra]
+               *lab_arguments(folder), *extra]
     print("running: " + " ".join(command), file=sys.stderr)
     return _run_forwarding_signals(command)
 

@@ -21,18 +21,23 @@ the dashboard prints a line now and then instead.
 from __future__ import annotations
 
 import html
+import secrets
 import time
 from typing import Callable
 
 import numpy as np
 
 import minigrad
-from minigrad.viz import style
+from minigrad.viz import chart, style
 
 TEXT_EVERY = 5.0  # seconds between lines of text outside Jupyter
 FIRST_DRAW_GUESS = 0.01  # seconds a first draw takes, until one has been measured
-WIDTH, HEIGHT = 340, 260  # a chart's own coordinates; shown as wide as a third of the cell allows
+STATUS = 15  # px: the status line
+CHART_HEIGHT = 150  # px: a curve's plot (with its title and labels, about 200 px)
+BOUNDARY_PX = 190  # px: the boundary's square, where the row has room for it
+MAX_WIDTH = 900  # px: wider, the charts would only stretch
 GRID = 40  # the boundary is predicted on GRID x GRID points: few enough that BLAS stays on one thread
+SCROLLING_FRAMES = 3  # the first frames bring the view on screen; later ones leave the scrolling alone
 MAX_POINTS = 500  # a curve is thinned to this many points: more would not show
 
 
@@ -111,13 +116,14 @@ class TrainingDashboard:
         self._last = None  # (time, step) of the last update
         self.updates = 0
         self._handle = None
+        self.id = "mg-dash-" + secrets.token_hex(4)
         if data is not None and predict is not None:
             self._prepare_boundary(*data)
         if not self.text:
             from IPython.display import HTML, DisplayHandle
 
             self._handle = DisplayHandle()  # updates replace this output in place
-            self._handle.display(HTML(self.html()))
+            self._handle.display(HTML(self.html() + self.scroll_script()))
 
     def log(self, step: int, **metrics) -> None:
         """Record ``metrics`` (numbers or one-element tensors) at ``step``; show them if it is time."""
@@ -130,7 +136,9 @@ class TrainingDashboard:
             self._last = (self.clock(), step)
         last_step = self.total_steps is not None and step >= self.total_steps - 1
         frame_due = self.frames and step + 1 >= self.total_steps * (self._next_frame + 1) / self.frames
-        if frame_due:
+        if self.frames and self._shown_step is None:  # the first step at once: the room sees where it starts
+            self.update()
+        elif frame_due:
             self._next_frame = min(self.frames, (step + 1) * self.frames // self.total_steps)
             self._hold()
             self.update()  # a progress frame is always drawn: the budget applies to the others
@@ -163,7 +171,7 @@ class TrainingDashboard:
         else:
             from IPython.display import HTML
 
-            self._handle.update(HTML(self.html()))
+            self._handle.update(HTML(self.html() + (self.scroll_script() if self.updates <= SCROLLING_FRAMES else "")))
 
     # -- what is shown ----------------------------------------------------------------------
     def status(self) -> str:
@@ -175,24 +183,37 @@ class TrainingDashboard:
         return " · ".join(parts)
 
     def html(self) -> str:
-        """The whole view: status line, progress bar, one chart per metric, the boundary."""
+        """The whole view: status line, progress bar, one chart per metric, the boundary.
+
+        Its text is HTML in CSS pixels (at least 13 px), beside SVG that stretches: it stays
+        readable in any width. In Jupyter the first frames also bring the view on screen
+        (``scroll_script``), so the room sees the training, not the code that started it.
+        """
         if self.step is None:
-            return f"<div style='font-size:{style.FONT_SIZE + 4}px'>waiting for the first step…</div>"
+            return (f"<div class='mg-dashboard' style='font-family:sans-serif;font-size:{STATUS}px'>"
+                    "waiting for the first step…</div>")
         done = (self.step + 1) / self.total_steps if self.total_steps else 0
-        bar = ("<div class='mg-progress' style='background:#E5E5E5;height:14px;border-radius:7px'>"
-               f"<div style='background:{style.BLUE};width:{100 * min(done, 1):.1f}%;height:14px;"
-               "border-radius:7px'></div></div>") if self.total_steps else ""
-        charts = [(curve_svg(name, steps, values, self.total_steps), WIDTH)
-                  for name, (steps, values) in self.history.items()]
+        bar = ("<div class='mg-progress' style='background:#E5E5E5;height:10px;border-radius:5px;margin:2px 0 6px'>"
+               f"<div style='background:{style.BLUE};width:{100 * min(done, 1):.1f}%;height:10px;"
+               "border-radius:5px'></div></div>") if self.total_steps else ""
+        cells = [f"<div style='flex:1 1 0;min-width:0'>{curve_html(name, steps, values, self.total_steps)}</div>"
+                 for name, (steps, values) in self.history.items()]
         if self.data is not None and self.predict is not None:
-            charts.append((self.boundary_svg(), BOUNDARY_WIDTH))
-        # One row whose charts shrink with the cell, all to the same height (never wrapping below
-        # each other, never scrolling sideways): each takes a share of the row as wide as it is.
-        cells = "".join(f"<div style='flex:{width} 1 0;min-width:0'>{chart}</div>" for chart, width in charts)
-        return (f"<div class='mg-dashboard' style='font-family:sans-serif;font-size:{style.FONT_SIZE + 4}px;"
-                f"max-width:{sum(width + 12 for _, width in charts)}px'>"
-                f"<div class='mg-status'>{html.escape(self.status())}</div>{bar}"
-                f"<div style='display:flex;gap:12px'>{cells}</div></div>")
+            cells.append(f"<div style='flex:0 1 {BOUNDARY_PX}px;min-width:110px'>{self.boundary_html()}</div>")
+        # One row whose charts share the cell's width (never wrapping below each other, never
+        # scrolling sideways); the boundary keeps its square.
+        return (f"<div class='mg-dashboard' id='{self.id}' style='font-family:sans-serif;font-size:{STATUS}px;"
+                f"max-width:{MAX_WIDTH}px'><div class='mg-status'>{html.escape(self.status())}</div>{bar}"
+                f"<div style='display:flex;gap:14px;align-items:flex-start'>{''.join(cells)}</div></div>")
+
+    def scroll_script(self) -> str:
+        """A script that scrolls the notebook just enough to show the whole view (JupyterLab runs
+        scripts in outputs it trusts, as the ones a kernel just sent). Sent with the first
+        frames only: after that, the lecturer's own scrolling wins."""
+        return ("<script>(function (s) { setTimeout(function () {"
+                f" var view = document.getElementById('{self.id}');"
+                " var out = view && (view.closest('.jp-OutputArea-child') || view);"
+                " if (out) out.scrollIntoView({block: 'nearest'}); }, 60); })(document.currentScript);</script>")
 
     def _prepare_boundary(self, X, y) -> None:
         """What stays the same at every redraw: the grid to predict on, and the points."""
@@ -207,49 +228,35 @@ class TrainingDashboard:
         self._marks = point_marks(X, y, lo, hi, self._colours)
 
     def boundary_svg(self) -> str:
-        """The 2-D points by class, over the class ``predict`` gives at each point of a grid."""
+        """The 2-D points by class, over the class ``predict`` gives at each point of a grid (a square SVG, no text)."""
         with minigrad.no_grad():
             out = self.predict(self._grid)
         out = out.detach().numpy() if isinstance(out, minigrad.Tensor) else np.asarray(out)
         classes = (out.argmax(axis=1) if out.ndim == 2 else out).astype(int).reshape(GRID, GRID)
-        return _svg(grid_rects(classes, self._regions) + self._marks, "decision boundary", BOUNDARY_WIDTH)
+        return (f"<svg xmlns='http://www.w3.org/2000/svg' width='100%' viewBox='0 0 {BOX} {BOX}' "
+                f"style='display:block;border:1px solid #999'>{grid_rects(classes, self._regions)}{self._marks}</svg>")
+
+    def boundary_html(self) -> str:
+        return (f"<div class='mg-chart' style='font-size:{chart.LABEL}px;line-height:1.3'><div class='mg-title' "
+                f"style='font-size:{chart.TITLE}px;font-weight:bold'>decision boundary</div>{self.boundary_svg()}</div>")
 
 
-# -- SVG pieces: plain strings, so they cost next to nothing to make ---------------------------
-def _svg(body: str, title: str, width: int = WIDTH) -> str:
-    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='100%' viewBox='0 0 {width} {HEIGHT}' "
-            f"font-family='sans-serif' font-size='{style.FONT_SIZE}'>"
-            f"<text x='{width / 2}' y='22' text-anchor='middle' font-size='{style.FONT_SIZE + 4}'>"
-            f"{html.escape(title)}</text>{body}</svg>")
-
-
-def curve_svg(name: str, steps: list, values: list, total_steps: int | None = None) -> str:
-    """A line chart of ``values`` against ``steps``, labelled with the first and last step
-    and the lowest and highest value."""
-    left, right, top, bottom = 64, 12, 36, 32  # margins
-    w, h = WIDTH - left - right, HEIGHT - top - bottom
+# -- the pieces: plain strings, so they cost next to nothing to make ---------------------------
+def curve_html(name: str, steps: list, values: list, total_steps: int | None = None) -> str:
+    """A line chart of ``values`` against ``steps``: its title the latest value, its axes labelled
+    with the first and last step and the lowest and highest value."""
     stride = max(1, len(steps) // MAX_POINTS)
-    xs, ys = np.asarray(steps[::stride] + steps[-1:]), np.asarray(values[::stride] + values[-1:])
+    xs, ys = np.asarray(steps[::stride] + steps[-1:]), np.asarray(values[::stride] + values[-1:], dtype=float)
     x_max = total_steps or max(steps[-1], 1)
     y_lo, y_hi = float(ys.min()), float(ys.max())
     if y_hi == y_lo:
         y_lo, y_hi = y_lo - 0.5, y_hi + 0.5
-    px = left + w * xs / x_max
-    py = top + h * (y_hi - ys) / (y_hi - y_lo)
-    points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px, py))
     colour = style.ORANGE if "acc" in name else style.BLUE
-    body = (f"<rect x='{left}' y='{top}' width='{w}' height='{h}' fill='none' stroke='{style.GREY}'/>"
-            f"<text x='{left - 6}' y='{top + 5}' text-anchor='end'>{y_hi:.3g}</text>"
-            f"<text x='{left - 6}' y='{top + h}' text-anchor='end'>{y_lo:.3g}</text>"
-            f"<text x='{left}' y='{HEIGHT - 10}'>0</text>"
-            f"<text x='{left + w}' y='{HEIGHT - 10}' text-anchor='end'>{x_max}</text>"
-            f"<text x='{left + w / 2}' y='{HEIGHT - 10}' text-anchor='middle'>step</text>"
-            f"<polyline points='{points}' fill='none' stroke='{colour}' stroke-width='3'/>")
-    return _svg(body, f"{name}: {values[-1]:.4g}")
+    return chart.chart(f"{name}: {values[-1]:.4g}", [chart.Series(xs, ys, colour)], (0, x_max), (y_lo, y_hi),
+                       height=CHART_HEIGHT, x_label="step")
 
 
-BOX_TOP, BOX, BOX_LEFT = 36, HEIGHT - 40, 10  # where the square of the decision boundary goes
-BOUNDARY_WIDTH = BOX + 2 * BOX_LEFT
+BOX_TOP, BOX, BOX_LEFT = 0, 200, 0  # the square of the decision boundary, in its SVG's coordinates
 # The regions of classes 0, 1, 2 behind the points of colours BLUE, ORANGE, GREEN: a pale blue, a
 # pale orange and a very pale green, which differ in lightness as well as hue, so every pair stays
 # apart (CIE76 distance >= 20) for normal vision and under simulated protan-, deuter- and

@@ -153,17 +153,25 @@ def _centred(members: list) -> dict:
 # -- drawing --------------------------------------------------------------------------------
 # Drawn as SVG text: vector output stays sharp when a projector scales it, and text sizes are
 # exact pixels. Boxes use a monospace font, so a label's width is known without a renderer.
-SIZES = {  # size= preset -> (font size in px, the width the drawing must fit in px)
-    "notebook": (15, 860),  # about a JupyterLab cell at 100%; still >= 12 px text shown at 700 px
+# A picture shrinks with its output area, but never so far that its text falls below MIN_TEXT
+# px: where one layout would, the page shows another (top to bottom), chosen by the browser
+# from the width it really has (style.responsive), or scrolls sideways as a last resort.
+SIZES = {  # size= preset -> (font size in px, the widest output a drawing is laid out for, px)
+    "notebook": (14, 860),  # a JupyterLab cell at 100%; shown down to 12/14 of that on a projector
     "lecture": (20, 860),  # for a projector: bigger text, so larger graphs go top to bottom sooner
 }
+MIN_TEXT = 12  # px: no text of a picture is shown smaller (1280x720 at 200% still reads)
 CHAR = 0.6  # width of one monospace character, in font sizes (DejaVu Sans Mono, Menlo, Consolas)
 PAD = 8  # px between a box's text and its border
 GAP = 28  # px between neighbouring ranks (columns or rows) and between boxes of one rank
+LANE = 6  # px across for an arrow passing a rank it skips (a slot of its own, ordered with the boxes)
+PORT = 12  # px between the ends of two arrows on one side of a box
+HEAD = 9  # px: the length of an arrow's head
 MAX_NODES = 200  # above this a drawing is a hairball: draw_graph shows a summary instead
 MAX_DEPTH = 40  # ranks: a longer chain would be metres long whichever way it is laid out
 TEXT = "#222222"  # text colour: contrast 16:1 on white
 MUTED = "#555555"  # secondary text: contrast 7.5:1 on white (the old #999 was 2.8:1)
+ARROW = "#666666"
 
 FILL = {"leaf": "#DCEEFB", "function": "#F2F2F2", "current": style.ORANGE, "done": "#BFE8DC"}
 EDGE = {"leaf": style.BLUE, "function": "#777777", "current": style.VERMILION, "done": style.GREEN}
@@ -186,12 +194,18 @@ class GraphPicture:
     layout without a browser. ``render(highlight, notes)`` redraws the same boxes
     with other colours and notes: the backward stepper uses it, so its picture does
     not move between steps.
+
+    ``narrow`` is the same graph laid out top to bottom, for output areas narrower than
+    ``min_width`` (the width below which this layout's text would be shown under
+    ``MIN_TEXT`` px); ``html()`` holds both and the browser shows the one that fits.
     """
 
     def __init__(self, nodes, texts: dict, boxes: dict[Node, Box], edges: dict, width: float, height: float,
                  font: int, direction: str) -> None:
         self.nodes, self.texts, self.boxes, self.edges = nodes, texts, boxes, edges
         self.width, self.height, self.font, self.direction = width, height, font, direction
+        self.min_width = width * MIN_TEXT / font  # shown narrower than this, its text would be too small
+        self.narrow: GraphPicture | None = None
         self.highlight: dict = {}
         self.notes: dict = {}
         self.svg = self.render()
@@ -202,17 +216,28 @@ class GraphPicture:
     def lines(self, node: Node) -> list[str]:
         return self.texts[node].split("\n") + ([self.notes[node]] if node in self.notes else [])
 
-    def render(self, highlight: dict | None = None, notes: dict | None = None) -> str:
-        """The SVG with ``highlight`` (node -> "current"/"done") and ``notes`` (node -> one more line)."""
+    def render(self, highlight: dict | None = None, notes: dict | None = None, *,
+               follow: Node | None = None, max_height: float | None = None) -> str:
+        """The SVG with ``highlight`` (node -> "current"/"done") and ``notes`` (node -> one more line).
+
+        With ``max_height``, a taller picture shows a window of that height (in px, as drawn)
+        centred on ``follow``: the backward stepper keeps the running node in view this way.
+        The narrow layout, if any, is rendered alike (``narrow.svg``).
+        """
         self.highlight, self.notes = highlight or {}, notes or {}
-        parts = [_svg_open(self.width, self.height, self.font),
-                 "<defs><marker id='mg-arrow' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='7' "
-                 "markerHeight='7' orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='#777'/>"
-                 "</marker></defs><g transform='translate(3 3)'>"]  # room for the widest border
+        top, height = 0.0, self.height
+        if max_height is not None and self.height > max_height:
+            height = max_height
+            if follow is not None and follow in self.boxes:
+                top = min(max(self.boxes[follow].y + 3 - height / 2, 0.0), self.height - height)
+        parts = [_svg_open(self.width, height, self.font, top),
+                 "<g transform='translate(3 3)'>"]  # room for the widest border
         for points in self.edges.values():
-            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-            parts.append(f"<polyline class='edge' points='{path}' fill='none' stroke='#777' stroke-width='2' "
-                         "marker-end='url(#mg-arrow)'/>")
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points[:-1])
+            tip, head = _arrow_head(points)
+            parts.append(f"<polyline class='edge' points='{path} {head[1][0]:.1f},{head[1][1]:.1f}' fill='none' "
+                         f"stroke='{ARROW}' stroke-width='2'/><polygon class='head' points='"
+                         + " ".join(f"{x:.1f},{y:.1f}" for x, y in (tip, head[0], head[2])) + f"' fill='{ARROW}'/>")
         line_height = self.font * 1.25
         for node in self.nodes:
             box, kind = self.boxes[node], self.kind(node)
@@ -222,14 +247,22 @@ class GraphPicture:
                 f"width='{box.w:.1f}' height='{box.h:.1f}' rx='8' fill='{FILL[kind]}' stroke='{EDGE[kind]}' "
                 f"stroke-width='{4 if kind == 'current' else 2}'{dashes}/>")
             lines = self.lines(node)
-            top = box.y - line_height * (len(lines) - 1) / 2
+            first = box.y - line_height * (len(lines) - 1) / 2
             weight = " font-weight='bold'" if kind == "current" else ""
             for i, line in enumerate(lines):
-                parts.append(f"<text x='{box.x:.1f}' y='{top + i * line_height:.1f}' text-anchor='middle' "
+                parts.append(f"<text x='{box.x:.1f}' y='{first + i * line_height:.1f}' text-anchor='middle' "
                              f"dominant-baseline='central'{weight}>{html.escape(line)}</text>")
         parts.append("</g></svg>")
         self.svg = "".join(parts)
+        if self.narrow is not None:
+            self.narrow.render(highlight, notes, follow=follow, max_height=max_height)
         return self.svg
+
+    def html(self) -> str:
+        """The picture for a page: this layout where it is readable, else the narrow one."""
+        variants = [(0.0, _scrolling(self.narrow)), (self.min_width, _scrolling(self))] if self.narrow \
+            else [(0.0, _scrolling(self))]
+        return style.responsive(variants)
 
     def save(self, path: str) -> None:
         """Write the SVG to ``path`` (open it in a browser, or put it in slides)."""
@@ -237,13 +270,28 @@ class GraphPicture:
             f.write(self.svg)
 
     def _repr_html_(self) -> str:
-        return f"<div class='minigrad-graph'>{self.svg}</div>"
+        return f"<div class='minigrad-graph'>{self.html()}</div>"
 
 
-def _svg_open(width: float, height: float, font: int) -> str:
+def _scrolling(picture: GraphPicture) -> str:
+    """The SVG, shrunk to its output's width but never below ``min_width`` (then it scrolls)."""
+    return (f"<div style='overflow-x:auto'><div style='min-width:{min(picture.min_width, picture.width):.0f}px'>"
+            f"{picture.svg}</div></div>")
+
+
+def _arrow_head(points) -> tuple:
+    """The tip of an arrow and the three corners of its head: (tip, (left, base, right))."""
+    (x0, y0), (x1, y1) = points[-2], points[-1]
+    length = max(((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5, 1e-9)
+    ux, uy = (x1 - x0) / length, (y1 - y0) / length
+    bx, by = x1 - ux * HEAD, y1 - uy * HEAD
+    return (x1, y1), ((bx - uy * HEAD / 2, by + ux * HEAD / 2), (bx, by), (bx + uy * HEAD / 2, by - ux * HEAD / 2))
+
+
+def _svg_open(width: float, height: float, font: int, top: float = 0.0) -> str:
     """An ``<svg>`` that keeps its size where it fits, and shrinks evenly where it does not."""
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
-            f"viewBox='0 0 {width:.0f} {height:.0f}' style='max-width:100%;height:auto' "
+            f"viewBox='0 {top:.0f} {width:.0f} {height:.0f}' style='max-width:100%;height:auto;display:block' "
             f"font-family='DejaVu Sans Mono, Menlo, Consolas, monospace' font-size='{font}' fill='{TEXT}'>")
 
 
@@ -261,14 +309,15 @@ def draw_graph(
     """Draw ``tensor``'s recorded graph, inputs first, and return it as a ``GraphPicture``
     (Jupyter shows it when it is a cell's last value; ``.save("g.svg")`` writes it).
 
-    The graph is laid out left to right when that fits the width of a notebook
-    cell, and top to bottom otherwise, each parameter beside the operation that
-    uses it. ``size="lecture"`` uses larger text for a projector. ``names``
-    defaults to the caller's variables. ``highlight`` maps nodes to ``"current"``
-    or ``"done"`` and ``notes`` adds a line to a node's box (the backward stepper
-    uses both). A graph that cannot be drawn readably (more than ``max_nodes``
-    nodes, more than ``max_depth`` steps deep, or too wide for the cell even top
-    to bottom) is summarised instead.
+    The graph is laid out left to right where that fits the output's width, and top to
+    bottom otherwise, each parameter beside the operation that uses it: the page holds
+    both layouts and the browser shows the one that fits the width the output really
+    has, with no text smaller than ``MIN_TEXT`` px. ``size="lecture"`` uses larger text
+    for a projector. ``names`` defaults to the caller's variables. ``highlight`` maps
+    nodes to ``"current"`` or ``"done"`` and ``notes`` adds a line to a node's box (the
+    backward stepper uses both). A graph that cannot be drawn readably (more than
+    ``max_nodes`` nodes, more than ``max_depth`` steps deep, or too wide for a cell
+    even top to bottom) is summarised instead.
     """
     if names is None:
         names = caller_names(inspect.currentframe().f_back)
@@ -284,22 +333,34 @@ def draw_graph(
         return draw_summary(nodes, edges, f"{len(nodes)} nodes, more than the {max_nodes} drawn", font)
     # Leave room for the notes: the stepper adds one line to a box, and its boxes must not move.
     sizing = {n: t + ("\n" + notes[n] if notes and n in notes else "") for n, t in texts.items()}
-    picture = None
+    pictures = {}
     for direction in ("LR", "TB"):
         placed = layout(nodes, edges, sizing, font, direction, max_depth)
-        if placed is None:
-            continue
-        boxes, arrows, width, height = placed
-        picture = GraphPicture(nodes, texts, boxes, arrows, width, height, font, direction)
-        if width <= budget:
-            break
-    if picture is None:
+        if placed is not None:
+            pictures[direction] = GraphPicture(nodes, texts, *placed, font, direction)
+    if not pictures:
         return draw_summary(nodes, edges, f"more than {max_depth} steps deep", font)
-    if picture.width > budget:
-        return draw_summary(nodes, edges, f"{picture.width:.0f} px wide even top to bottom, "
+    across, down = pictures.get("LR"), pictures.get("TB")
+    if across is not None and across.min_width <= budget:
+        picture = across
+        if down is not None and down.min_width < across.min_width:
+            picture.narrow = down
+    elif down is not None and down.min_width <= budget:
+        picture = down
+    else:
+        widest = min(p.min_width for p in pictures.values())
+        return draw_summary(nodes, edges, f"{widest:.0f} px wide even top to bottom, "
                                           f"more than the {budget} px of a notebook cell", font)
     picture.render(highlight, notes)
     return picture
+
+
+class _Pass(NamedTuple):
+    """A slot that an arrow skipping ranks takes in each rank it passes (a 'dummy node')."""
+
+    source: Node
+    target: Node
+    rank: int
 
 
 def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int = MAX_DEPTH):
@@ -310,7 +371,10 @@ def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int 
     operation only (a layer's weight or bias) shares that operation's row, one on
     each side, so a layer reads as one line. Every box of a rank has the same
     thickness, so an arrow between neighbouring ranks crosses only the gap between
-    them; an arrow that skips ranks runs around the boxes it would cross.
+    them. An arrow that skips ranks takes a slot of its own in each rank it passes,
+    ordered with the boxes (Sugiyama's dummy nodes), so it runs beside them, never
+    behind one and never on top of another arrow; the arrows leaving (or entering) one
+    box leave from separate points of its side, in the order of where they go.
     """
     tb = direction == "TB"
     line = font * 1.25
@@ -338,84 +402,105 @@ def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int 
     rank = layers(units, unit_edges)
     if max(rank.values()) >= max_depth:
         return None
-    order = rows(units, unit_edges, rank)
+    passes, slot_edges = {}, []  # (a, b) -> its slots in the ranks between; the edges through them
+    for a, b in unit_edges:
+        chain = [_Pass(a, b, r) for r in range(rank[a] + 1, rank[b])]
+        passes[(a, b)] = chain
+        for p in chain:
+            rank[p] = p.rank
+        slot_edges += list(zip([a, *chain], [*chain, b]))
+    slots = units + [p for chain in passes.values() for p in chain]
+    order = rows(slots, slot_edges, rank)
 
     def members(unit) -> list:
+        if isinstance(unit, _Pass):
+            return []
         left, right = sides[unit] if unit in sides else ([], [])
         return [*left[::-1], unit, *right]
 
-    n_ranks = max(rank.values()) + 1
-    thickness = [max(along[m] for u in units if rank[u] == r for m in members(u)) for r in range(n_ranks)]
+    n_ranks = max(rank[u] for u in units) + 1
+    thickness = [max([along[m] for u in units if rank[u] == r for m in members(u)], default=0.0)
+                 for r in range(n_ranks)]
     starts = [sum(thickness[:r]) + GAP * r for r in range(n_ranks)]
-    centre = {}  # node -> (position along the rank axis, position across it)
+    centre = {}  # node or slot -> (position along the rank axis, position across it)
     extent = []
     for r in range(n_ranks):
-        in_rank = sorted((u for u in units if rank[u] == r), key=order.get)
-        cross = 0.0
+        in_rank = sorted((u for u in slots if rank[u] == r), key=order.get)
+        cross, previous = 0.0, None
         for unit in in_rank:
-            for m in members(unit):
-                centre[m] = (starts[r] + thickness[r] / 2, cross + across[m] / 2)
-                cross += across[m] + GAP
-        extent.append(cross - GAP)
-    for node in nodes:  # centre every rank on the widest one
-        r = rank[attached.get(node, node)]
-        centre[node] = (centre[node][0], centre[node][1] + (max(extent) - extent[r]) / 2)
+            for m in (members(unit) or [unit]):
+                passing = isinstance(m, _Pass)
+                if previous is not None:
+                    cross += GAP / 2 if passing or previous else GAP
+                length = LANE if passing else across[m]
+                centre[m] = (starts[r] + thickness[r] / 2, cross + length / 2)
+                cross += length
+                previous = passing
+        extent.append(cross)
+    widest = max(extent)
+    for key, (along_pos, cross_pos) in centre.items():  # centre every rank on the widest one
+        r = key.rank if isinstance(key, _Pass) else rank[attached.get(key, key)]
+        centre[key] = (along_pos, cross_pos + (widest - extent[r]) / 2)
 
-    skips = [(a, b) for a, b in edges if a not in attached and rank[b] - rank[a] > 1]
-    margin = GAP if skips else 0  # a corridor on each side for arrows that skip ranks
     boxes = {}
     for node in nodes:
         along_pos, cross_pos = centre[node]
         r = rank[attached.get(node, node)]
         a_len, c_len = thickness[r], across[node]
-        if tb:
-            boxes[node] = Box(cross_pos + margin, along_pos, c_len, a_len)
-        else:
-            boxes[node] = Box(along_pos, cross_pos + margin, a_len, c_len)
+        boxes[node] = Box(cross_pos, along_pos, c_len, a_len) if tb else Box(along_pos, cross_pos, a_len, c_len)
 
     def point(along_pos: float, cross_pos: float) -> tuple:
         return (cross_pos, along_pos) if tb else (along_pos, cross_pos)
 
-    def ends(node) -> tuple:  # (along start, along end, cross centre) of a box
-        box = boxes[node]
-        return (box.y - box.h / 2, box.y + box.h / 2, box.x) if tb else (box.x - box.w / 2, box.x + box.w / 2, box.y)
-
-    cross_total = max(extent) + 2 * margin
+    # The arrows between units, through their slots: (along, cross) points, ports still central.
+    routes = {}
+    for (a, b), chain in passes.items():
+        r_a, r_b = rank[a], rank[b]
+        route = [(starts[r_a] + thickness[r_a], centre[a][1])]
+        for p in chain:
+            route += [(starts[p.rank], centre[p][1]), (starts[p.rank] + thickness[p.rank], centre[p][1])]
+        routes[(a, b)] = route + [(starts[r_b], centre[b][1])]
+    # Separate ports: the arrows leaving one box spread along its side, in the order of where they go next.
+    for end, neighbour in ((0, 1), (-1, -2)):
+        by_node = collections.defaultdict(list)
+        for key, route in routes.items():
+            by_node[key[0] if end == 0 else key[1]].append(key)
+        for node, keys in by_node.items():
+            keys.sort(key=lambda k: routes[k][neighbour][1])
+            spacing = min(PORT, across[node] / (len(keys) + 1))
+            for i, k in enumerate(keys):
+                along_pos, cross_pos = routes[k][end]
+                routes[k][end] = (along_pos, cross_pos + (i - (len(keys) - 1) / 2) * spacing)
     arrows = {}
     for a, b in edges:
-        (_, a_end, a_c), (b_start, _, b_c) = ends(a), ends(b)
         if a in attached:  # beside its consumer, in the same row
             box_a, box_b = boxes[a], boxes[b]
             step = 1 if box_a.x < box_b.x else -1
             arrows[(a, b)] = [(box_a.x + step * box_a.w / 2, box_a.y), (box_b.x - step * box_b.w / 2, box_b.y)]
-        elif rank[b] - rank[a] == 1:
-            arrows[(a, b)] = [point(a_end, a_c), point(b_start, b_c)]
-        else:  # around the ranks in between, on the nearer side
-            corridor = margin / 2 if (a_c + b_c) / 2 < cross_total / 2 else cross_total - margin / 2
-            below_a, above_b = a_end + GAP / 3, b_start - GAP / 3
-            arrows[(a, b)] = [point(a_end, a_c), point(below_a, a_c), point(below_a, corridor),
-                              point(above_b, corridor), point(above_b, b_c), point(b_start, b_c)]
+        else:
+            arrows[(a, b)] = [point(*p) for p in routes[(a, b)]]
     along_total = starts[-1] + thickness[-1]
-    width, height = (cross_total, along_total) if tb else (along_total, cross_total)
+    width, height = (widest, along_total) if tb else (along_total, widest)
     return boxes, arrows, width + 6, height + 6  # + room for the widest border on each side
 
 
 def draw_summary(nodes: Sequence[Node], edges: Sequence[tuple], why: str = "too large",
                  font: int = SIZES["notebook"][0]):
-    """A chart of what a large graph holds, instead of a drawing nobody could read."""
+    """A chart of what a large graph holds, instead of a drawing nobody could read.
+
+    Its sentences are HTML, so they wrap in any width instead of being cut off; the
+    bars are SVG with their labels, as wide as the longest label needs.
+    """
     kinds = collections.Counter("leaf" if isinstance(n, AccumulateGrad) else n.name() for n in nodes)
     common = kinds.most_common(8)
     label_width = CHAR * font * max(len(k) for k, _ in common) + 12
-    bar_width, row = 360, font * 1.8
-    top = font * 5
-    width, height = label_width + bar_width + 80, top + row * len(common) + 10
+    bar_width, row = 200, font * 1.8
+    count_width = CHAR * font * len(str(common[0][1])) + 12
+    width, height = label_width + bar_width + count_width, row * len(common) + 6
     most = common[0][1]
-    parts = [_svg_open(width, height, font),
-             f"<text x='4' y='{font * 1.3:.0f}' font-size='{font + 2}'>{html.escape(summary_text(nodes, edges))}</text>",
-             f"<text x='4' y='{font * 3:.0f}' fill='{MUTED}'>Too large to draw ({html.escape(why)}).</text>",
-             f"<text x='4' y='{font * 4.3:.0f}' fill='{MUTED}'>The most common nodes:</text>"]
+    parts = [_svg_open(width, height, font)]
     for i, (kind, count) in enumerate(common):
-        y = top + i * row
+        y = 3 + i * row
         length = max(2.0, bar_width * count / most)
         parts.append(f"<text x='{label_width - 8:.0f}' y='{y + row / 2:.1f}' text-anchor='end' "
                      f"dominant-baseline='central'>{html.escape(kind)}</text>"
@@ -424,19 +509,32 @@ def draw_summary(nodes: Sequence[Node], edges: Sequence[tuple], why: str = "too 
                      f"<text x='{label_width + length + 6:.1f}' y='{y + row / 2:.1f}' "
                      f"dominant-baseline='central'>{count}</text>")
     parts.append("</svg>")
-    return Summary("".join(parts), summary_text(nodes, edges), why, dict(common))
+    svg = "".join(parts)
+    text = summary_text(nodes, edges)
+    page = (f"<p style='margin:0 0 4px;font-size:{font + 2}px'>{html.escape(text)}</p>"
+            f"<p style='margin:0 0 6px;color:{MUTED}'>Too large to draw ({html.escape(why)}). "
+            f"The most common nodes:</p>"
+            f"<div style='max-width:{width:.0f}px;min-width:{width * MIN_TEXT / font:.0f}px'>{svg}</div>")
+    return Summary(svg, text, why, dict(common), _page(page, font))
+
+
+def _page(body: str, font: int) -> str:
+    return (f"<div class='minigrad-graph' style='font-family:DejaVu Sans Mono, Menlo, Consolas, monospace;"
+            f"font-size:{font}px;color:{TEXT};overflow-x:auto;overflow-wrap:anywhere'>{body}</div>")
 
 
 class Summary(NamedTuple):
-    """What ``draw_graph`` shows for a graph too large to draw: SVG plus the facts in it."""
+    """What ``draw_graph`` shows for a graph too large to draw: SVG of the bars, the facts
+    in it, and the page (``html``) that holds both, its sentences wrapping."""
 
     svg: str
     text: str
     why: str
     counts: dict
+    html: str = ""
 
     def _repr_html_(self) -> str:
-        return f"<div class='minigrad-graph'>{self.svg}</div>"
+        return self.html
 
 
 def summary_text(nodes: Sequence[Node], edges: Sequence[tuple]) -> str:
@@ -450,6 +548,4 @@ def summary_text(nodes: Sequence[Node], edges: Sequence[tuple]) -> str:
 
 
 def _message(text: str, font: int) -> Summary:
-    width = CHAR * font * len(text) * 1.1 + 20
-    svg = (_svg_open(width, font * 3, font) + f"<text x='10' y='{font * 1.8:.0f}'>{html.escape(text)}</text></svg>")
-    return Summary(svg, text, "no graph", {})
+    return Summary("", text, "no graph", {}, _page(f"<p style='margin:0'>{html.escape(text)}</p>", font))

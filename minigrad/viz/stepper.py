@@ -97,6 +97,10 @@ def describe(state: StepState, total: int, names: dict[str, Tensor] | None = Non
     return "\n".join(lines)
 
 
+PICTURE_HEIGHT = 180  # px: with the controls and the text, the stepper fits 360 px of height
+TEXT_STYLE = "font-size:13px;line-height:1.3;margin:4px 0 0;white-space:pre-wrap"
+
+
 class BackwardStepper:
     """A widget to step through ``loss``'s backward pass: play button, slider, graph, text.
 
@@ -128,13 +132,19 @@ class BackwardStepper:
         self._static = None  # the display handle of the static copy
 
     def draw(self, step: int) -> str:
-        """The graph as it is at step ``step`` (1 to ``len(states)``), as SVG."""
+        """The graph as it is at step ``step`` (1 to ``len(states)``), as HTML holding its SVG
+        (a layout for wide outputs and one for narrow ones, when the graph has both).
+
+        A graph taller than ``PICTURE_HEIGHT`` shows a window of that height that follows the
+        running node, so the whole stepper fits a projected screen and the node stays in view.
+        """
         state = self.states[step - 1]
         highlight = {node: "done" for node in state.done}
         highlight[state.node] = "current"
         if not isinstance(self.picture, graph.GraphPicture):  # too large to draw: the summary, every step
-            return self.picture.svg
-        return self.picture.render(highlight, self.notes[step - 1])
+            return self.picture.html
+        self.picture.render(highlight, self.notes[step - 1], follow=state.node, max_height=PICTURE_HEIGHT)
+        return f"<div class='minigrad-graph'>{self.picture.html()}</div>"
 
     @property
     def widget(self):
@@ -156,8 +166,8 @@ class BackwardStepper:
                                             tooltip="Drag, or click and use the arrow keys, to move one node at a time")
             widgets.jslink((self.play, "value"), (self.slider, "value"))
             # Hides the static copy while the widget is alive (a reopened notebook has no widget, so no rule).
-            self.image = widgets.HTML(layout=widgets.Layout(min_height=f"{self._height()}px"))
-            self.panel = widgets.HTML()
+            self.image = widgets.HTML(layout=widgets.Layout(width="100%"))
+            self.panel = widgets.HTML(layout=widgets.Layout(width="100%"))
             self.slider.observe(lambda change: self.show(change["new"]), names="value")
             self._widget = widgets.VBox([widgets.HBox([self.play, start, stop, self.slider]), self.image, self.panel])
             self.show(1)
@@ -168,22 +178,19 @@ class BackwardStepper:
             self.play.value = self.slider.value = 1
         self.play.playing = True
 
-    def _height(self) -> int:
-        return int(getattr(self.picture, "height", 0)) + 4
-
     def show(self, step: int) -> None:
         """Render step ``step`` (1 to ``len(states)``) into the widget and its static copy."""
         svg = self.draw(step)
         self.image.value = f"<style>.{self.id}-static{{display:none}}</style>{svg}"
         text = describe(self.states[step - 1], len(self.states), self.names)
-        self.panel.value = f"<pre style='font-size:{style.FONT_SIZE + 2}px'>{html.escape(text)}</pre>"
+        self.panel.value = f"<pre style='{TEXT_STYLE}'>{html.escape(text)}</pre>"
         if self._static is not None:
             self._static.update(self._static_html(svg, text))
 
     def _static_html(self, svg: str, text: str):
         from IPython.display import HTML
 
-        return HTML(f"<div class='{self.id}-static'><div>{svg}</div><pre>{html.escape(text)}</pre>"
+        return HTML(f"<div class='{self.id}-static'><div>{svg}</div><pre style='{TEXT_STYLE}'>{html.escape(text)}</pre>"
                     "<p><i>A picture of the backward stepper: run the cell to step through it.</i></p></div>")
 
     def _ipython_display_(self) -> None:

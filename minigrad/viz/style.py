@@ -7,6 +7,7 @@ colour blindness. Nothing here imports matplotlib until a figure is made.
 from __future__ import annotations
 
 import io
+import secrets
 
 import numpy as np
 
@@ -89,3 +90,21 @@ def in_notebook() -> bool:
         return False
     shell = get_ipython()
     return shell is not None and "IPKernelApp" in shell.config
+
+
+def responsive(variants: list[tuple[float, str]]) -> str:
+    """HTML showing one of ``variants`` (``(least width in px, html)``, narrowest first): the
+    last one whose least width the output area has, decided by the browser (a CSS container
+    query), so it follows the real width: a sidebar opened or closed, a zoom, a projector.
+
+    Plain HTML and CSS, no script: it works in a saved notebook and inside a widget alike.
+    """
+    if len(variants) == 1:
+        return variants[0][1]
+    uid = "mg-" + secrets.token_hex(4)
+    rules = [f"#{uid}>.mg-v{{display:none}}#{uid}>.mg-v0{{display:block}}"]
+    for i, (least, _) in enumerate(variants[1:], start=1):
+        rules.append(f"@container (min-width:{least:.0f}px){{#{uid}>.mg-v{{display:none}}"
+                     f"#{uid}>.mg-v{i}{{display:block}}}}")
+    shown = "".join(f"<div class='mg-v mg-v{i}'>{body}</div>" for i, (_, body) in enumerate(variants))
+    return f"<div id='{uid}' style='container-type:inline-size'><style>{''.join(rules)}</style>{shown}</div>"

@@ -8,8 +8,11 @@ their Python state (no browser: that is tests/viz/test_browser.py).
 """
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -182,7 +185,7 @@ def test_draw_graph_left_to_right_for_every_edge():
 def test_draw_graph_without_a_graph_says_why():
     fig = draw_graph(minigrad.tensor([1.0, 2.0]))
     assert not node_boxes(fig)
-    assert "requires_grad=True" in fig.text and "requires_grad=True" in " ".join(svg_texts(fig))
+    assert "requires_grad=True" in fig.text and "requires_grad=True" in fig._repr_html_()
 
 
 def test_large_graph_is_summarised():
@@ -194,7 +197,7 @@ def test_large_graph_is_summarised():
     assert len(nodes) == 1000
     fig = draw_graph(y)
     assert not node_boxes(fig), "a 1000-node graph must not be drawn box by box"
-    text = " ".join(svg_texts(fig))
+    text = fig._repr_html_()  # its sentences are HTML, so they wrap instead of being cut off
     assert "1000 nodes, 999 edges, depth 1000, widest layer 1, 1 leaf" in text
     assert "1000 nodes, more than the 200 drawn" in text  # says which limit it passed
     bars = [r for r in parsed(fig).iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "bar"]
@@ -361,11 +364,12 @@ def test_function_explorer_widget():
     explorer.sliders["x0"].value = 0.5
     explorer.sliders["a"].value = 2.0
     assert explorer.result["slope"] == pytest.approx(2 * np.exp(1.0))
-    assert "x0 = 0.5" in explorer.figure.axes[0].get_title()
-    assert explorer.image.value != before and not explorer.error.value
+    assert "x0 = 0.5:  f(x0) = 2.718" in explorer.image.value
+    assert explorer.image.value != before and not explorer.message
     explorer.f = lambda x, a: x.no_such_method()  # a learner's mistake: shown, not raised
     explorer.update()
-    assert "AttributeError" in explorer.error.value
+    assert "AttributeError" in explorer.message and "AttributeError" in explorer.image.value
+    assert "x0 = 0.5" in explorer.image.value, "the last picture stays"
 
 
 # -- the training dashboard -------------------------------------------------------------------
@@ -429,6 +433,10 @@ def svgs(page: str) -> list:
     return [ET.fromstring(s) for s in re.findall(r"<svg.*?</svg>", page, flags=re.S)]
 
 
+def titles(page: str) -> list:
+    return re.findall(r"class='mg-title'[^>]*>([^<]*)<", page)
+
+
 def tags(svg, name: str) -> list:
     return svg.findall(f"{{http://www.w3.org/2000/svg}}{name}")
 
@@ -454,8 +462,8 @@ def test_dashboard_view_with_a_fake_clock(capsys):
     assert "step 500/500 · loss 0.5 · accuracy 1 · 100.0 steps/s" in page
     assert "width:100.0%" in page  # the progress bar is full
     loss, accuracy, boundary = svgs(page)
-    assert [tags(s, "text")[0].text for s in (loss, accuracy, boundary)] == [
-        "loss: 0.5", "accuracy: 1", "decision boundary"]
+    assert titles(page) == ["loss: 0.5", "accuracy: 1", "decision boundary"]
+    assert not any(tags(s, "text") for s in (loss, accuracy, boundary)), "text is HTML, never scaled with a picture"
     assert len(tags(loss, "polyline")[0].get("points").split()) == 501  # every step, then the last again
     assert len(tags(boundary, "circle")) == 30  # class 0 points are circles, class 1 squares
     grid = [r for r in tags(boundary, "rect") if r.get("shape-rendering")]
@@ -528,6 +536,7 @@ def test_dashboard_fits_a_narrow_cell():
     page = dash.html()
     assert "flex-wrap" not in page and "min-width:0" in page
     assert all(s.get("width") == "100%" for s in svgs(page))
+    assert all(int(px) >= 13 for px in re.findall(r"font-size:(\d+)px", page)), "text of 13 px or more, in CSS px"
     bar = page.split("mg-progress", 1)[1].split(">", 1)[0]
     assert "px" not in bar.split("height")[0], "the progress bar has no fixed width"
 
@@ -542,7 +551,7 @@ def test_dashboard_thins_long_curves_and_needs_no_total():
     dash.finish()
     (chart,) = svgs(dash.html())
     points = tags(chart, "polyline")[0].get("points").split()
-    assert len(points) == 501 and points[-1].startswith("328.0,")  # every 10th step, and the last at the right edge
+    assert len(points) == 501 and points[-1].startswith("1000.0,")  # every 10th step, and the last at the right edge
     assert "mg-progress" not in dash.html()  # no progress bar without a total
     assert dash.status().startswith("step 5000 · loss 4999")
 
@@ -657,3 +666,195 @@ def test_a_thirty_node_graph_is_drawn_readably_and_lecture_size_is_larger():
     with pytest.raises(ValueError, match="size must be one of"):
         draw_graph(loss, size="huge")
 
+
+
+# -- readable at the size a lecture has (issue 25) --------------------------------------------
+OUTPUT_WIDTHS = [421, 460, 673, 860]  # JupyterLab at 853x480 with the sidebar open, 640x360, collapsed, 100%
+
+
+def shown_variant(picture, width: float):
+    """The layout the browser shows in an output ``width`` px wide (style.responsive's rule)."""
+    return picture if picture.narrow is None or width >= picture.min_width else picture.narrow
+
+
+def h_loss():
+    """Lesson 04's graph: h = a * b used three times."""
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    h = a * b
+    return h, (h * 3 + h.exp() * h).sum()
+
+
+@pytest.mark.parametrize("make", [lambda: h_loss()[1], mlp3_loss, lambda: mlp_loss()[1]])
+def test_every_graph_text_is_12px_or_more_in_every_output_width(make):
+    picture = draw_graph(make())
+    for width in OUTPUT_WIDTHS:
+        shown = shown_variant(picture, width)
+        # shrunk to the output, but never below min_width: there it scrolls sideways instead
+        scale = max(min(1.0, width / shown.width), shown.min_width / shown.width)
+        assert shown.font * scale >= 12 - 1e-9, f"{width} px: text at {shown.font * scale:.1f} px"
+    page = picture._repr_html_()
+    assert "container-type:inline-size" in page and "@container" in page if picture.narrow else True
+    assert f"min-width:{min(picture.min_width, picture.width):.0f}px" in page
+
+
+def test_the_three_arrows_leaving_h_are_distinct_and_enclose_no_box():
+    h, loss = h_loss()
+    picture = draw_graph(loss)
+    for shown in (picture, picture.narrow):
+        node = h.grad_fn
+        leaving = [points for (a, _), points in shown.edges.items() if a is node]
+        assert len(leaving) == 3
+        assert len({points[0] for points in leaving}) == 3, "three separate ports"
+        segments = [(p, q) for points in shown.edges.values() for p, q in zip(points, points[1:])]
+        for i, (p, q) in enumerate(segments):  # no two arrows run along one line
+            for r, s in segments[i + 1:]:
+                assert not (collinear(p, q, r, s) and overlap(p, q, r, s)), f"arrows overlap at {p}-{q} and {r}-{s}"
+        assert_no_arrow_crosses_a_box(shown)
+
+
+def collinear(p, q, r, s) -> bool:
+    cross = lambda o, a, b: (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])  # noqa: E731
+    return abs(cross(p, q, r)) < 1e-6 and abs(cross(p, q, s)) < 1e-6
+
+
+def overlap(p, q, r, s) -> bool:
+    axis = 0 if abs(q[0] - p[0]) >= abs(q[1] - p[1]) else 1
+    lo1, hi1 = sorted((p[axis], q[axis]))
+    lo2, hi2 = sorted((r[axis], s[axis]))
+    return min(hi1, hi2) - max(lo1, lo2) > 1e-6
+
+
+def test_a_tall_steppers_window_follows_the_running_node():
+    pytest.importorskip("ipywidgets")
+    from minigrad.viz.stepper import PICTURE_HEIGHT
+
+    x = leaf(np.ones(3))
+    h = x
+    for k in range(6):
+        h = (h * 0.5 + float(k)).tanh()
+    stepper = BackwardStepper(h.sum())
+    stepper.widget  # noqa: B018 (builds it)
+    picture = stepper.picture
+    assert picture.height > PICTURE_HEIGHT or (picture.narrow and picture.narrow.height > PICTURE_HEIGHT)
+    for step in range(1, len(stepper.states) + 1):
+        stepper.slider.value = step
+        node = stepper.states[step - 1].node
+        for shown in filter(None, (picture, picture.narrow)):
+            svg = ET_parse(shown.svg)
+            _, top, _, height = map(float, svg.get("viewBox").split())
+            assert height <= PICTURE_HEIGHT
+            box = shown.boxes[node]
+            assert top <= box.y + 3 - box.h / 2 and box.y + 3 + box.h / 2 <= top + height + 1e-6, \
+                f"step {step}: the running node is outside the window"
+
+
+def ET_parse(svg: str):
+    import xml.etree.ElementTree as ET
+
+    return ET.fromstring(svg)
+
+
+def test_a_5000_node_summary_is_never_clipped():
+    x = leaf([1.0])
+    y = x
+    for _ in range(4999):
+        y = y * 1.0001
+    summary = draw_graph(y)
+    first = "5000 nodes, 4999 edges, depth 5000, widest layer 1, 1 leaf"
+    assert summary.text == first and f"<p style='margin:0 0 4px;font-size:16px'>{first}</p>" in summary.html
+    svg = ET_parse(summary.svg)
+    width = float(svg.get("width"))
+    for text in tags(svg, "text"):  # every label inside the drawing's width
+        x0 = float(text.get("x"))
+        length = 0.6 * 14 * len(text.text)
+        left = x0 - length if text.get("text-anchor") == "end" else x0
+        assert 0 <= left and left + length <= width + 1e-6, text.text
+
+
+def test_explorer_says_in_words_where_f_is_undefined_and_draws_the_rest():
+    pytest.importorskip("ipywidgets")
+    shifted = function_explorer(lambda x, a: (x + a).sqrt(), x_range=(0, 4), params={"a": (-3.0, 3.0, 1.0)})
+    assert not shifted.message
+    shifted.sliders["a"].value = -1.96
+    assert shifted.message.startswith("sqrt is undefined where x + a < 0; at a = -1.96 showing where it is defined")
+    assert shifted.message in html_unescape(shifted.image.value)
+    y = shifted.result["y"]
+    defined = shifted.xs >= 1.96
+    assert np.isfinite(y[defined]).all() and not np.isfinite(y[~defined]).any()
+    assert np.isnan(shifted.result["dy"][~defined]).all(), "no slope drawn where there is no function"
+    assert shifted.image.value.count("<polyline") >= 2
+    log = function_explorer(lambda x: x.log(), x_range=(-1, 3))  # raised a ValueError from matplotlib before
+    assert log.message.startswith("log is undefined where x ≤ 0; showing where it is defined")
+    log.sliders["x0"].value = -0.5
+    assert "No tangent at x0 = -0.5" in log.message
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+def test_dashboard_shows_the_first_step_at_once_and_scrolls_itself_on_screen_early_only():
+    clock = FakeClock()
+    dash = TrainingDashboard(total_steps=400, text=False, clock=clock, pace=0.0, frames=40)
+    shown = []
+    dash._handle.update = lambda view: shown.append((dash.step, "scrollIntoView" in view.data))
+    for step in range(400):
+        clock.now += 0.001
+        dash.log(step, loss=1.0)
+    assert shown[0] == (0, True), "the first step is shown: the room sees where training starts"
+    assert [scrolls for _, scrolls in shown[:3]] == [True] * 3 and not any(s for _, s in shown[3:])
+    assert len(shown) >= 40
+
+
+def test_lab_settings_for_the_course(tmp_path):
+    from minigrad.course import lab_settings
+
+    copy = tmp_path / "copy"
+    path = lab_settings.write_settings(copy, tmp_path / "settings")
+    settings = json.loads(path.read_text())
+    assert settings["@jupyter-widgets/jupyterlab-manager:plugin"] == {"saveState": True}
+    assert settings["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    assert settings["@jupyterlab/notebook-extension:tracker"]["codeCellConfig"]["lineWrap"] is True
+    assert "@jupyterlab/docmanager-extension:plugin" not in settings  # a copy autosaves
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / ".git").exists():
+        assert lab_settings.overrides(checkout)["@jupyterlab/docmanager-extension:plugin"] == {"autosave": False}
+    args = lab_settings.lab_arguments(copy)
+    assert args[0].startswith("--LabApp.app_settings_dir=") and (Path(args[0].split("=", 1)[1]) / "overrides.json").is_file()
+    assert "--ServerApp.contents_manager_class=minigrad.course.lab_settings.CourseContentsManager" in args
+
+
+def test_contents_manager_hands_out_lessons_with_the_kernels_metadata(tmp_path):
+    """JupyterLab writes the kernel's kernelspec and language_info into a notebook as it opens; equal
+    values change nothing, so the lesson is not marked modified."""
+    pytest.importorskip("jupyter_server")
+    pytest.importorskip("ipykernel")
+    import asyncio
+    import shutil
+
+    from ipykernel.ipkernel import IPythonKernel
+
+    from minigrad.course.lab_settings import CourseContentsManager
+
+    root = Path(__file__).resolve().parents[2]
+    shutil.copy(root / "lessons" / "00_tour.ipynb", tmp_path)
+    on_disk = (tmp_path / "00_tour.ipynb").read_text()
+    model = asyncio.run(CourseContentsManager(root_dir=str(tmp_path)).get("00_tour.ipynb"))
+    metadata = model["content"]["metadata"]
+    assert metadata["language_info"] == IPythonKernel.language_info
+    assert metadata["kernelspec"]["name"] == "python3" and metadata["kernelspec"]["language"] == "python"
+    assert (tmp_path / "00_tour.ipynb").read_text() == on_disk, "the file is left as it is"
+
+
+def test_lessons_code_lines_fit_a_projected_cell():
+    """About 85 characters of code fit a cell at 1280x720 and 150% with the sidebar collapsed."""
+    root = Path(__file__).resolve().parents[2]
+    long = []
+    for notebook in sorted([*root.glob("lessons/*.ipynb"), *root.glob("solutions/*.ipynb")]):
+        for i, cell in enumerate(json.loads(notebook.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "code":
+                long += [f"{notebook.parent.name}/{notebook.name} cell {i}: {len(line)}"
+                         for line in "".join(cell["source"]).split("\n") if len(line) > 85]
+    assert not long, f"{len(long)} code lines longer than 85 characters: {long[:10]}"
