@@ -37,7 +37,6 @@ CHART_HEIGHT = 150  # px: a curve's plot (with its title and labels, about 200 p
 BOUNDARY_PX = 190  # px: the boundary's square, where the row has room for it
 MAX_WIDTH = 900  # px: wider, the charts would only stretch
 GRID = 40  # the boundary is predicted on GRID x GRID points: few enough that BLAS stays on one thread
-SCROLLING_FRAMES = 3  # the first frames bring the view on screen; later ones leave the scrolling alone
 MAX_POINTS = 500  # a curve is thinned to this many points: more would not show
 
 
@@ -171,7 +170,7 @@ class TrainingDashboard:
         else:
             from IPython.display import HTML
 
-            self._handle.update(HTML(self.html() + (self.scroll_script() if self.updates <= SCROLLING_FRAMES else "")))
+            self._handle.update(HTML(self.html() + self.scroll_script()))
 
     # -- what is shown ----------------------------------------------------------------------
     def status(self) -> str:
@@ -186,8 +185,8 @@ class TrainingDashboard:
         """The whole view: status line, progress bar, one chart per metric, the boundary.
 
         Its text is HTML in CSS pixels (at least 13 px), beside SVG that stretches: it stays
-        readable in any width. In Jupyter the first frames also bring the view on screen
-        (``scroll_script``), so the room sees the training, not the code that started it.
+        readable in any width. In Jupyter every frame also brings the view on screen until the
+        lecturer scrolls (``scroll_script``): the room sees the training, not the code that started it.
         """
         if self.step is None:
             return (f"<div class='mg-dashboard' style='font-family:sans-serif;font-size:{STATUS}px'>"
@@ -208,12 +207,17 @@ class TrainingDashboard:
 
     def scroll_script(self) -> str:
         """A script that scrolls the notebook just enough to show the whole view (JupyterLab runs
-        scripts in outputs it trusts, as the ones a kernel just sent). Sent with the first
-        frames only: after that, the lecturer's own scrolling wins."""
-        return ("<script>(function (s) { setTimeout(function () {"
-                f" var view = document.getElementById('{self.id}');"
+        scripts in outputs it trusts, as the ones a kernel just sent). Sent with every frame,
+        it stops for good once the lecturer scrolls, clicks or types: their scrolling wins."""
+        return ("<script>(function () { var id = '" + self.id + "';"
+                " var left = window.mgLeftAlone = window.mgLeftAlone || {};"
+                " if (!(id in left)) { left[id] = false; var stop = function () { left[id] = true; };"
+                " ['wheel', 'touchmove', 'mousedown', 'keydown'].forEach(function (e) {"
+                " window.addEventListener(e, stop, {once: true, capture: true}); }); }"
+                " setTimeout(function () { if (left[id]) return;"
+                " var view = document.getElementById(id);"
                 " var out = view && (view.closest('.jp-OutputArea-child') || view);"
-                " if (out) out.scrollIntoView({block: 'nearest'}); }, 60); })(document.currentScript);</script>")
+                " if (out) out.scrollIntoView({block: 'nearest'}); }, 60); })();</script>")
 
     def _prepare_boundary(self, X, y) -> None:
         """What stays the same at every redraw: the grid to predict on, and the points."""
