@@ -122,7 +122,9 @@ def chart(title: str, series: Sequence[Series], x_range: tuple[float, float], y_
             f"<span>{number(y_range[0])}</span></div>")
     plot = (f"<div style='position:relative;flex:1 1 0;min-width:0;height:{height}px;border:1px solid #999'>"
             f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {VIEW} {VIEW}' preserveAspectRatio='none' "
-            f"width='100%' height='100%' style='position:absolute;left:0;top:0;width:100%;height:100%;display:block;overflow:hidden'>"
+            # JupyterLab's svg {height: auto} would make it square: the inline size wins
+            f"width='100%' height='100%' style='position:absolute;left:0;top:0;width:100%;height:100%;"
+            "display:block;overflow:hidden'>"
             f"{''.join(lines)}</svg>"
             f"{''.join(dots)}</div>")
     below = (f"<div style='display:flex;justify-content:space-between;gap:6px;white-space:nowrap'>"

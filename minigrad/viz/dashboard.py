@@ -242,7 +242,8 @@ class TrainingDashboard:
 
     def boundary_html(self) -> str:
         return (f"<div class='mg-chart' style='font-size:{chart.LABEL}px;line-height:1.3'><div class='mg-title' "
-                f"style='font-size:{chart.TITLE}px;font-weight:bold'>decision boundary</div>{self.boundary_svg()}</div>")
+                f"style='font-size:{chart.TITLE}px;font-weight:bold'>decision boundary</div>"
+                f"{self.boundary_svg()}</div>")
 
 
 # -- the pieces: plain strings, so they cost next to nothing to make ---------------------------

@@ -355,7 +355,6 @@ def test_lesson_as_projected(lesson, browser, jupyter, measures, capsys):
         time.sleep(1)  # what JupyterLab changes on opening, it changes now
         state = page.evaluate(NOTEBOOK_STATE)
         assert not state["dirty"], "opening the lesson marked it modified"
-        assert not page.locator(".jp-Notification-Toast, .Toastify__toast").count(), "a toast covers the notebook"
         page.evaluate(COUNT_FRAMES)
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         state = wait_idle(page)
@@ -375,6 +374,8 @@ def test_lesson_as_projected(lesson, browser, jupyter, measures, capsys):
             assert all(h <= MAX_WIDGET_PX for h in layout["widgets"]), \
                 f"sidebar {where}: a widget is taller than the projected notebook: {layout['widgets']} px"
         shoot(page, f"{lesson}-run")
+        assert not page.locator(".Toastify__toast").count(), \
+            "a toast covers the notebook: " + page.locator(".Toastify__toast").first.inner_text()
         if "dashboard" in shows:
             check_dashboard(page, lesson, found)
         if "stepper" in shows:
