@@ -214,10 +214,11 @@ class TrainingDashboard:
                 " if (!(id in left)) { left[id] = false; var stop = function () { left[id] = true; };"
                 " ['wheel', 'touchmove', 'mousedown', 'keydown'].forEach(function (e) {"
                 " window.addEventListener(e, stop, {once: true, capture: true}); }); }"
-                " setTimeout(function () { if (left[id]) return;"
+                " var show = function () { if (left[id]) return;"
                 " var view = document.getElementById(id);"
                 " var out = view && (view.closest('.jp-OutputArea-child') || view);"
-                " if (out) out.scrollIntoView({block: 'nearest'}); }, 60); })();</script>")
+                " if (out) out.scrollIntoView({block: 'nearest'}); };"
+                " requestAnimationFrame(show); setTimeout(show, 60); })();</script>")
 
     def _prepare_boundary(self, X, y) -> None:
         """What stays the same at every redraw: the grid to predict on, and the points."""
@@ -238,7 +239,7 @@ class TrainingDashboard:
         out = out.detach().numpy() if isinstance(out, minigrad.Tensor) else np.asarray(out)
         classes = (out.argmax(axis=1) if out.ndim == 2 else out).astype(int).reshape(GRID, GRID)
         return (f"<svg xmlns='http://www.w3.org/2000/svg' width='100%' viewBox='0 0 {BOX} {BOX}' "
-                f"style='display:block;border:1px solid #999'>{grid_rects(classes, self._regions)}{self._marks}</svg>")
+                f"style='display:block;box-sizing:border-box;border:1px solid #999'>{grid_rects(classes, self._regions)}{self._marks}</svg>")
 
     def boundary_html(self) -> str:
         return (f"<div class='mg-chart' style='font-size:{chart.LABEL}px;line-height:1.3'><div class='mg-title' "
