@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TARGET = 0.98
 # A sample per part keeps the run within a few minutes on two busy cores; stage 07 compiles a
 # Numba kernel for each mutant (seconds each), so it gets fewer.
-CAPS = "20,07=4"
+CAPS = "15,07=4"
 
 
 def _mutants(source: str) -> list[mutation.Mutation]:
