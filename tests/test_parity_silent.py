@@ -133,3 +133,37 @@ def test_var_mean_gradients_against_finite_differences(fn):
     f = getattr(minigrad, fn)
     assert minigrad.autograd.gradcheck(lambda x: f(x, 1), (a,))
     assert minigrad.autograd.gradgradcheck(lambda x: f(x, 0, correction=0), (a,))
+
+
+@pytest.mark.parametrize("then", ["backward", "in place on the output", "grad_fn", "base in place"])
+def test_custom_function_changing_a_view_of_its_temporary(then):
+    """A view of a tensor made inside forward, changed there in place and returned: PyTorch runs (the
+    output's history is built after forward), and refuses a later in-place change of the output."""
+    def prog(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                tmp = x.clone()
+                view = tmp[:1]
+                view.mul_(2)
+                ctx.tmp = tmp
+                return view
+
+            @staticmethod
+            def backward(ctx, g):
+                out = lib.zeros(2)
+                out[:1] = g * 2
+                return out
+        a = lib.ones(2, requires_grad=True)
+        y = F.apply(a)
+        if then == "in place on the output":
+            y.mul_(3)
+        elif then == "grad_fn":
+            return type(y.grad_fn).__name__, y.is_leaf, y.requires_grad
+        elif then == "base in place":
+            with lib.no_grad():
+                y._base.add_(1)
+            return type(y.grad_fn).__name__
+        (y * 1).sum().backward()
+        return a.grad
+    same(prog)

@@ -100,6 +100,8 @@ def connect_output(self, i: int, out, inputs: tuple, nr: int):
         out = _alias(out)  # an input returned as-is: a new tensor, so this node's backward runs
     if out._view_meta is not None and not dirty:
         Extensions.views.connect_output(self, i, out)
+        if custom and all(out._base is not getattr(t, "_base", None) and out._base is not t for t in inputs):
+            out._view_meta.version = out._version_counter.value  # a view of forward's temporary: fresh history
     if not differentiable:
         if not custom:
             out._requires_grad = False
