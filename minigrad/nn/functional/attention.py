@@ -16,6 +16,7 @@ from minigrad.nn.functional.activations import softmax
 from minigrad.nn.functional.dense import linear
 from minigrad.nn.functional.padding import pad
 from minigrad.nn.functional.dropouts import dropout
+from minigrad.nn.ops.attention import ScaledDotProductAttention, fits_fused_attention
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
@@ -28,7 +29,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     it may); a float one is added to the scores. ``is_causal`` lets query i see keys 0..i only (the upper-left
     triangle when L != S). A query that may see no key gets zeros (PyTorch's safe softmax), not NaN.
     ``enable_gqa`` shares each key/value head among a group of query heads (dimension -3). Dropout of the
-    weights is always applied: pass ``dropout_p=0.0`` outside training. Composed of tensor operations.
+    weights is always applied: pass ``dropout_p=0.0`` outside training. 4-D float inputs without a mask or dropout
+    make one node (PyTorch's ``ScaledDotProductFlashAttentionForCpuBackward0``, ``nn/ops/attention.py``); other
+    cases are composed of tensor operations.
     """
     if (type(query) not in _TENSORS or type(key) not in _TENSORS or type(value) not in _TENSORS
             or type(attn_mask) not in _TENSORS_OR_NONE):
@@ -59,6 +62,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             )
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if fits_fused_attention(query, key, value, attn_mask, dropout_p, enable_gqa):  # one node, as PyTorch's
+        return ScaledDotProductAttention.apply(query, key, value, is_causal,
+                                               1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)
     if enable_gqa:
         key, value = _grouped_heads(query, key), _grouped_heads(query, value)
     scores = query @ key.transpose(-2, -1) * (1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)
