@@ -166,6 +166,7 @@ MUTANTS = [
         {"sigmoid": _swap(SIGMOID.replace("@numba.njit\n", ""), "math.exp(-x[i])", "math.exp(min(-x[i], 700.0))")},
         lost={"sigmoid_compiled", "sigmoid_speed"},
         feedback={"sigmoid_compiled": "sigmoid_forward: this function is not compiled: add @numba.njit"},
+        diagnosis="kernels_not_compiled",
     ),
     Mutant(
         "kernels_not_compiled",

@@ -43,6 +43,7 @@ MUTANTS = [
         edit("hvp", "g, = grad(f(x), x, create_graph=True)", "g, = grad(f(x), x)"),
         lost=AFTER_HVP,
         feedback={"hvp_quadratic": "pass create_graph=True"},
+        diagnosis="forgot_create_graph",  # the same mistake, in hvp
     ),
     Mutant(
         "hvp_not_dotted_with_v",

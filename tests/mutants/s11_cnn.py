@@ -130,6 +130,7 @@ MUTANTS = [
         feedback={"training": "not run: needs function, cnn",
                   "grad_input": "your col2im assigns (=)",  # it makes both of these mistakes too
                   "forward": "// 2 + 1"},
+        diagnosis="overlapping_windows_overwritten",
     ),
     Mutant(
         "grad_w_transposed",

@@ -455,6 +455,20 @@ def reference() -> dict:
 
 UNBROADCAST = ("unbroadcast_leading", "unbroadcast_ones")
 
+DIAGNOSES = {  # the phrase the feedback says for each known mistake (tests/mutants/s06_broadcasting.py)
+    "unbroadcast_without_keepdim": "Sum them with keepdim=True",
+    "add_returns_unreduced_gradients": "that is the output's shape, not reduced",
+    "mul_multiplies_by_the_same_operand": "you multiplied grad by a itself",
+    "matmul_does_not_sum_over_the_batch": "shared by all 3 matrices of the batch",
+    "unbroadcast_in_numpy": "it went through NumPy",
+    "unbroadcast_averages_the_stretched_dimensions": "divided by 4: you averaged (mean)",
+    "unbroadcast_averages_the_leading_dimensions": "divided by 2: you averaged (mean)",
+    "mul_keeps_its_inputs_as_ctx_attributes": "BroadcastMul's backward did not notice",
+    "matmul_keeps_its_inputs_as_ctx_attributes": "BatchedMatMul's backward did not notice",
+    "mul_gradients_through_numpy": "gradgradcheck fails for BroadcastMul",
+    "matmul_returns_a_tuple": "returned a tuple of 1 (Tensor), where one tensor was expected",
+}
+
 STAGE = Stage(
     number="06",
     name="broadcasting",

@@ -755,6 +755,21 @@ def reference() -> dict:
 KERNELS = ("sigmoid_forward", "sigmoid_backward")
 CE = ("cross_entropy_forward", "cross_entropy_backward")
 
+DIAGNOSES = {  # the phrase the feedback says for each known mistake (tests/mutants/s07_numba.py)
+    "race_on_a_shared_accumulator": "writes total[...] inside a prange loop",
+    "no_max_subtraction": "exp(1000) overflows",
+    "log_of_a_rounded_probability": "log(0) = -inf",
+    "backward_without_mean": "times too large",
+    "backward_ignores_grad_scalar": "ignores grad_scalar",
+    "backward_writes_into_grad": "changed its input `grad`",
+    "kernels_not_compiled": "this function is not compiled: add @numba.njit",
+    "float64_for_float32": "expected float32",
+    "flat_loop_without_a_contiguous_copy": "Make the inputs contiguous first",
+    "not_once_differentiable": "@once_differentiable under @staticmethod",
+    "max_loop_misses_the_last_column": "m is too small (a column missed)",
+    "max_loop_reads_past_the_row": "it was read from outside the row",
+}
+
 STAGE = Stage(
     number="07",
     name="numba",

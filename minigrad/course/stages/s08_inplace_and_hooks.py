@@ -366,6 +366,18 @@ def reference() -> dict:
             "GradientRecorder": GradientRecorder}
 
 
+DIAGNOSES = {  # the phrase the feedback says for each known mistake (tests/mutants/s08_inplace_and_hooks.py)
+    "saved_value_compares_with_zero": "not with 0",
+    "forgot_mark_dirty": "Call ctx.mark_dirty(x)",
+    "inplace_backward_takes_exp_of_the_overwritten_tensor": "forward overwrote that tensor with e^x",
+    "hook_clips_each_element": "you clipped each element",
+    "hook_changes_the_gradient_in_place": "changed that gradient in place",
+    "hook_scales_every_gradient_to_max_norm": "only scale gradients whose norm is larger than max_norm",
+    "recorder_never_removes": "call handle.remove() on each of them",
+    "recorder_hooks_share_the_loop_variable": "a closure made inside a loop sees the loop's final value",
+    "clip_norm_per_row": "was scaled row by row",
+}
+
 STAGE = Stage(
     number="08",
     name="inplace_and_hooks",

@@ -396,6 +396,20 @@ def reference() -> dict:
             "newton_minimize": newton_minimize}
 
 
+DIAGNOSES = {  # the phrase the feedback says for each known mistake (tests/mutants/s09_higher_order.py)
+    "forgot_create_graph": "pass create_graph=True to the first grad",
+    "detached_between_the_two_grads": "not connected to x any more",
+    "second_grad_also_records": "Only the first grad needs create_graph=True",
+    "hvp_not_dotted_with_v": "Take the dot product of the gradient with v",
+    "hvp_ignores_v": "instead of the dot product (g * v).sum()",
+    "hessian_uses_the_gradient_twice": "uses the gradient twice",
+    "newton_step_sign_error": "the step has the wrong sign",
+    "hvp_forms_the_hessian": "it builds the Hessian, one row or column per call",
+    "newton_makes_the_callers_x0_require_grad": "never change x0 itself",
+    "hvp_through_backward_and_x_grad": "hvp wrote x.grad: you called .backward()",
+    "hessian_returned_as_a_list": "where one tensor was expected",
+}
+
 STAGE = Stage(
     number="09",
     name="higher_order",

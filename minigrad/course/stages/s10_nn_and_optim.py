@@ -582,6 +582,27 @@ def reference() -> dict:
             "train_epoch": train_epoch}
 
 
+DIAGNOSES = {  # the phrase the feedback says for each known mistake (tests/mutants/s10_nn_and_optim.py)
+    "momentum_buffer_not_kept": "momentum buffer starts afresh at every step",
+    "weight_decay_after_momentum": "weight decay is added after momentum",
+    "update_not_in_place": "never changed the parameters",
+    "step_does_not_skip_missing_grads": "when one parameter had no gradient (grad None",
+    "adam_without_bias_correction": "without bias correction",
+    "adam_eps_inside_sqrt": "eps goes inside the square root",
+    "zero_grad_not_called": "Call optimizer.zero_grad() before each backward",
+    "linear_weight_transposed": "PyTorch stores weight as (out_features, in_features)",
+    "linear_init_with_the_wrong_fan": "you used out_features",
+    "linear_bias_zeros": "bias is all zeros",
+    "mlp_layers_in_a_plain_list": "plain Python list",
+    "relu_after_the_last_layer": "ReLU after the last layer",
+    "linear_adds_a_none_bias": "its bias is None, so forward must add nothing",
+    "mlp_first_weight_is_not_a_parameter": "it is not a Parameter, so no optimizer would ever train it",
+    "zero_grad_zeroes_in_place": "zero_grad() before any backward raised",
+    "train_epoch_returns_the_loss_tensor": "returned a tensor that requires grad",
+    "zero_grad_between_backward_and_step": "optimizer.zero_grad() ran after loss.backward() and erased",
+    "adam_bias_correction_one_step_ahead": "your Adam's bias correction uses step t+1",
+}
+
 STAGE = Stage(
     number="10",
     name="nn_and_optim",

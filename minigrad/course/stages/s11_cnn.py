@@ -493,6 +493,23 @@ def reference() -> dict:
 
 
 BACKWARD = ("conv2d_backward",)
+DIAGNOSES = {  # the phrase the feedback says for each known mistake (tests/mutants/s11_cnn.py)
+    "padding_forgotten_in_backward": "look at the padding",
+    "stride_ignored_in_col2im": "look at the stride",
+    "overlapping_windows_overwritten": "your col2im assigns (=), which keeps only the last window's",
+    "backward_scatters_with_the_flipped_kernel": "uses the kernel flipped",
+    "bias_gradient_not_summed_over_batch": "not over the batch",
+    "bias_gradient_not_summed_over_space": "not over space",
+    "forward_flips_the_kernel": "flips the kernel",
+    "forward_returns_a_transposed_view": "return np.ascontiguousarray(...)",
+    "gradient_for_a_missing_bias": "backward's third gradient must be None",
+    "function_keeps_arrays_on_ctx": "save x and w, ctx.save_for_backward(x, w)",
+    "conv_init_with_in_channels_only": "fan_in = in_channels · k · k",
+    "cnn_with_minigrads_conv": "use your Conv2d layers",
+    "cnn_without_relu": "has no ReLU at all",
+    "cnn_without_the_second_relu": "has no ReLU after conv2",
+}
+
 STAGE = Stage(
     number="11",
     name="cnn",
