@@ -74,7 +74,8 @@ MUTANTS = [
     ),
     Mutant(
         "recorder_hooks_share_the_loop_variable",
-        edit("recorder", "        self.handles = [tensor.register_hook(recording_hook(name)) for name, tensor in tensors.items()]",
+        edit("recorder", "        self.handles = [\n            tensor.register_hook(recording_hook(name))\n"
+                         "            for name, tensor in tensors.items()\n        ]",
              "        self.handles = []\n"
              "        for name, tensor in tensors.items():\n"
              "            self.handles.append(tensor.register_hook(lambda grad: self.grads[name].append(grad.clone())))"),

@@ -38,7 +38,8 @@ GELU_ALL = {"gelu", "gelu_saved", "gpt", "training"}
 LN_ALL = {"layer_norm", "layer_norm_saved", "layer_norm_module", "gpt", "training"}
 ATTENTION_ALL = {"attention", "attention_saved", "attention_module", "gpt", "training"}
 CE_ALL = {"cross_entropy", "cross_entropy_saved", "training"}
-SLOPE = "slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * c * (1 + 3 * 0.044715 * a * a)"
+SLOPE = ("slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * c * (\n"
+         "            1 + 3 * 0.044715 * a * a\n        )")
 
 MUTANTS = [
     # -- GELU
@@ -74,13 +75,14 @@ MUTANTS = [
                  "rstd = 1 / (np.sqrt((centred * centred).mean(-1, keepdims=True)) + eps)"),
            lost=LN_ALL, feedback={"layer_norm": "eps outside the square root"}),
     Mutant("layer_norm_dx_without_the_mean_terms",
-           _swap("layer_norm", "dx = rstd * (dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, "
-                               "keepdims=True))", "dx = rstd * dxhat"),
+           _swap("layer_norm", "dx = rstd * (\n            dxhat\n            - dxhat.mean(-1, keepdims=True)\n"
+                               "            - xhat * (dxhat * xhat).mean(-1, keepdims=True)\n        )",
+                 "dx = rstd * dxhat"),
            lost={"layer_norm", "layer_norm_saved", "layer_norm_module", "gpt", "training"},
            feedback={"layer_norm": "Leaving out either mean term"}),
     Mutant("layer_norm_keeps_x_and_xhat",
-           _swap("layer_norm", "ctx.save_for_backward(minigrad.from_numpy(xhat), minigrad.from_numpy(rstd), weight)",
-                 "ctx.save_for_backward(minigrad.from_numpy(xhat), minigrad.from_numpy(rstd), weight, x)",
+           _swap("layer_norm", "minigrad.from_numpy(xhat), minigrad.from_numpy(rstd), weight\n",
+                 "minigrad.from_numpy(xhat), minigrad.from_numpy(rstd), weight, x\n",
                  "xhat, rstd, weight = (t.detach().numpy() for t in ctx.saved_tensors)",
                  "xhat, rstd, weight, _ = (t.detach().numpy() for t in ctx.saved_tensors)"),
            lost={"layer_norm_saved"}, feedback={"layer_norm_saved": "keeping both x and x̂"}),
