@@ -143,6 +143,13 @@ def _gelu_tanh_t(x: np.ndarray) -> np.ndarray:
 def gelu_tanh_forward(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi): torch's ``gelu(approximate='tanh')``."""
     x = ref.check_float("x", x)
+    if out is None:  # the result's own memory holds the tanh first: one fresh array, not two (page faults)
+        x = np.asarray(x, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
+        result = np.empty_like(x)
+        flat, t = x.reshape(-1), result.reshape(-1)
+        _gelu_tanh_inner(flat, t)
+        _gelu_tanh_finish(flat, np.tanh(t, out=t), t)
+        return result
     return _run(lambda a, dst: _gelu_tanh_finish(a, _gelu_tanh_t(a), dst), out, x)
 
 
@@ -150,4 +157,11 @@ def gelu_tanh_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None =
     """grad * d/dx gelu_tanh(x), from the saved input x (the tanh recomputed: nothing else is kept)."""
     x = ref.check_float("x", x)
     grad = ref.check_like("grad", grad, x)
+    if out is None:  # as in the forward: the tanh in the result's memory
+        x, grad = np.asarray(x, order="C"), np.asarray(grad, order="C")
+        result = np.empty_like(x)
+        flat, t = x.reshape(-1), result.reshape(-1)
+        _gelu_tanh_inner(flat, t)
+        _gelu_tanh_backward_finish(flat, grad.reshape(-1), np.tanh(t, out=t), t)
+        return result
     return _run(lambda a, g, dst: _gelu_tanh_backward_finish(a, g, _gelu_tanh_t(a), dst), out, x, grad)

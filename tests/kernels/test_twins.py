@@ -510,3 +510,24 @@ def test_cross_entropy_saves_log_probs_not_logits_in_both_passes(mutate, reducti
 
     for got, want in zip(program(minigrad), program(torch)):
         np.testing.assert_allclose(got, want, **tol(np.float64, 3))
+
+
+@pytest.mark.parametrize("op", ["attention_causal", "attention", "layer_norm_gelu_tanh", "embedding"])
+def test_fused_capstone_nodes_differentiate_twice(op):
+    """The one-node attention, the layer_norm and gelu(tanh) kernels and the embedding scatter-add: the plain
+    backward against finite differences, and the recorded twin's own derivative (gradgradcheck) too; that the
+    twin equals the plain pass is test_both_backward_passes_agree's (it catches a twin missing the scale)."""
+    rng = np.random.default_rng(8)
+    F = minigrad.nn.functional
+
+    def t(*shape):
+        return minigrad.tensor(rng.standard_normal(shape), requires_grad=True)
+
+    fn, inputs = {
+        "attention_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), (t(1, 2, 3, 4), t(1, 2, 5, 4), t(1, 2, 5, 4))),
+        "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.7), (t(2, 1, 3, 2),) * 1 + (t(2, 1, 4, 2), t(2, 1, 4, 2))),
+        "layer_norm_gelu_tanh": (lambda x, w, b: F.gelu(F.layer_norm(x, (4,), w, b), approximate="tanh"), (t(2, 3, 4), t(4), t(4))),
+        "embedding": (lambda w: F.embedding(minigrad.tensor([[0, 3, 3], [1, 4, 0]]), w), (t(5, 4),)),
+    }[op]
+    assert minigrad.autograd.gradcheck(fn, inputs)
+    assert minigrad.autograd.gradgradcheck(fn, inputs)
