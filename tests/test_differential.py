@@ -3,7 +3,11 @@
 Hypothesis generates small programs over the shared API (leaves, elementwise ops
 with broadcasting, reductions, views and indexing, in-place ops on tensors and
 views, tensor and node hooks, retain_grad, backward with retain_graph and
-create_graph, autograd.grad, custom Functions), see ``tests/differential/``.
+create_graph, autograd.grad, custom Functions (one returning a view of a temporary it changed
+in place, one with setup_context and a default argument), grad-mode decorators (no_grad,
+enable_grad, inference_mode, set_grad_enabled) on functions and generators, inference tensors,
+post-accumulate-grad hooks that read and scale ``.grad``, ``.data`` assignment, var_mean and
+std_mean, leaves made with the legacy names), see ``tests/differential/``.
 Each runs on both libraries; every value, ``.grad``, hook call, custom backward
 call and exception type must agree. A failure prints the shrunk program as a
 list you can paste into ``tests/test_differential_regressions.py``.

@@ -167,3 +167,53 @@ def test_custom_function_changing_a_view_of_its_temporary(then):
         (y * 1).sum().backward()
         return a.grad
     same(prog)
+
+
+# -- found by the differential tester's new steps (tests/differential/) ------------------------------------
+@pytest.mark.parametrize("generator", [False, True])
+def test_set_grad_enabled_as_a_decorator(generator):
+    """PyTorch's set_grad_enabled(False) switches at once, and as a decorator puts the mode back and runs
+    each call in its mode; minigrad's was not callable (TypeError)."""
+    def prog(lib):
+        before = lib.is_grad_enabled()
+        decorate = lib.set_grad_enabled(False)
+        during = lib.is_grad_enabled()
+        if generator:
+            @decorate
+            def body(x):
+                yield lib.is_grad_enabled(), (x * 2).requires_grad
+            inside = next(body(lib.ones(1, requires_grad=True)))
+        else:
+            @decorate
+            def body(x):
+                return lib.is_grad_enabled(), (x * 2).requires_grad
+            inside = body(lib.ones(1, requires_grad=True))
+        return before, during, inside, lib.is_grad_enabled()
+    same(prog)
+
+
+@pytest.mark.parametrize("write", [lambda t: t.abs_(), lambda t: t.__setitem__(0, 1.0), lambda t: t.zero_(),
+                                   lambda t: t[:1].add_(1)])
+@pytest.mark.parametrize("inside", [False, True])
+def test_in_place_on_an_inference_tensor(write, inside):
+    """Refused outside inference_mode, as PyTorch. (Not compared: torch 2.13 lets t.detach().mul_(2) change
+    an inference tensor outside the mode; minigrad refuses that too: detach() shares the tensor's counter.)"""
+    def prog(lib):
+        t = _inference_tensor(lib)
+        if inside:
+            with lib.inference_mode():
+                write(t)
+        else:
+            write(t)
+        return t
+    same(prog)
+
+
+def test_var_mean_of_one_element_when_only_the_mean_gets_a_gradient():
+    """var of one element is nan (dof 0): PyTorch skips its part of the gradient when it got none."""
+    def prog(lib):
+        a = lib.tensor(0.5, requires_grad=True)
+        var, mean = lib.var_mean(a)
+        (mean * 3).backward()
+        return var, a.grad
+    same(prog)

@@ -3,8 +3,28 @@ plus ``inference_mode``."""
 from __future__ import annotations
 
 from minigrad.core.grad_mode import (  # noqa: F401
-    _GradMode, _GradModeContext, enable_grad, is_grad_enabled, no_grad, set_grad_enabled,
+    _GradMode, _GradModeContext, enable_grad, is_grad_enabled, no_grad, set_grad_enabled as _set_grad_enabled,
 )
+
+
+class set_grad_enabled(_set_grad_enabled):
+    """The core's switch (set at once, as a call), plus PyTorch's decorator: ``@set_grad_enabled(False)``
+    puts the mode back as it was when decorating, and runs each call (each step of a generator) in
+    ``mode``."""
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__(mode)
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        _GradMode.enabled = self.mode
+
+    def __call__(self, fn):
+        _GradMode.enabled = self.prev
+        return _GradModeContext.__call__(self, fn)
+
+    def clone(self) -> "set_grad_enabled":
+        return set_grad_enabled(self.mode)
 
 
 class inference_mode(_GradModeContext):

@@ -234,6 +234,7 @@ class VarMean(Function):
         shape = [n for i, n in enumerate(a.shape) if i not in dims]
         spread, mean = (Tensor._wrap(np.asarray(v if keepdim else v.reshape(shape), dtype=x.dtype, order="C"))
                         for v in (spread, mean))
+        ctx.set_materialize_grads(False)
         if cls.root:  # (as PyTorch: std_mean saves its std, var_mean only its input)
             ctx.save_for_backward(a, spread)
         else:
@@ -242,14 +243,21 @@ class VarMean(Function):
 
     @staticmethod
     def backward(ctx, grad_spread, grad_mean):
+        # PyTorch's var_mean_backward: each part only for an output that got a gradient (None otherwise:
+        # at dof 0 the spread's part is nan even for a zero gradient), in its order of operations
         a, *spread = ctx.saved_tensors
-        grad_spread, grad_mean = (_kept(g, ctx.dims, ctx.keepdim) for g in (grad_spread, grad_mean))
-        if ctx.root:  # d std = d var / (2 std), and 0 where std = 0, as PyTorch
-            spread = _kept(spread[0], ctx.dims, ctx.keepdim)
-            grad_spread = Where.apply(spread._data == 0, 0.0, grad_spread / (spread * 2))
-        # PyTorch's var_backward and mean_backward, in its order of operations
-        scale = 2.0 / ctx.dof if ctx.dof else math.inf
-        return scale * grad_spread * (a - a.mean(ctx.dims, keepdim=True)) + grad_mean / ctx.count, None, None, None
+        grad = None
+        if grad_spread is not None:
+            grad_spread = _kept(grad_spread, ctx.dims, ctx.keepdim)
+            if ctx.root:  # d std = d var / (2 std), and 0 where std = 0, as PyTorch
+                spread = _kept(spread[0], ctx.dims, ctx.keepdim)
+                grad_spread = Where.apply(spread._data == 0, 0.0, grad_spread / (spread * 2))
+            scale = 2.0 / ctx.dof if ctx.dof else math.inf
+            grad = scale * grad_spread * (a - a.mean(ctx.dims, keepdim=True))
+        if grad_mean is not None:
+            part = _kept(grad_mean, ctx.dims, ctx.keepdim).expand(*a.shape) / ctx.count
+            grad = part if grad is None else grad + part
+        return grad, None, None, None
 
 
 class StdMean(VarMean):

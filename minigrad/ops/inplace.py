@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from minigrad import dtypes
-from minigrad.autograd.grad_mode import enable_grad, is_grad_enabled
+from minigrad.autograd.grad_mode import _GradMode, enable_grad, is_grad_enabled
 from minigrad.ops import elementwise as _elementwise
 from minigrad.ops import copies as _copies, subscript as _subscript, view_replay as _view_replay
 from minigrad.ops.layout import repeats_memory
@@ -31,6 +31,13 @@ from minigrad._tensor import Tensor, _operand
 _FILLS_WITH_A_NUMBER = (_copies.Fill, _copies.Zero)
 
 
+def _refuse_inference_update(self) -> None:
+    """PyTorch's refusal to change an inference tensor (made in inference_mode) outside that mode."""
+    if self._version_counter.inference and not _GradMode.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.")
+
+
 @tensor_method()
 def _inplace(self, op: type, *args) -> "Tensor":
     """Compute ``op(self, *args)`` out of place, write it into self, move self's history.
@@ -39,6 +46,7 @@ def _inplace(self, op: type, *args) -> "Tensor":
     old history, so what it saved for backward can't be changed under it.
     On a view, the new history goes to the base (``_rebase_view``).
     """
+    _refuse_inference_update(self)
     base = self._base
     recording = is_grad_enabled() and (
         self._requires_grad or (base is not None and base._requires_grad)
@@ -198,6 +206,7 @@ def __setitem__(self, key, value) -> None:
     allowed). Other keys are an ``index_put_``, which refuses a value of
     another dtype.
     """
+    _refuse_inference_update(self)
     index = _subscript.normalize_index(key)
     value = _operand(value)
     if _subscript.is_basic(index):

@@ -177,6 +177,8 @@ def _reduce(lib, op: str, t, dim, keepdim: bool) -> list:
         return [getattr(t, op)() if dim is None else getattr(t, op)(dim, keepdim=keepdim)]
     if op in ("std0", "var0"):  # the population statistic: correction=0
         return [getattr(t, op[:-1])(dim, keepdim=keepdim, correction=0)]
+    if op in ("var_mean", "std_mean"):  # two outputs of one node: (the spread, the mean)
+        return list(getattr(lib, op)(t) if dim is None else getattr(lib, op)(t, dim, keepdim=keepdim))
     if op in ("sort", "sort_descending"):  # stable, so ties (integer leaves) give the same indices
         # (torch's overload with stable= takes dim only by keyword)
         values, indices = t.sort(dim=dim, descending=op == "sort_descending", stable=True)
@@ -336,12 +338,83 @@ def functions(lib) -> dict:
             _log_backward("NonTensorOut", (g, g_int))
             return g * 2
 
-    return {f.__name__: f for f in (Square, MulConst, DirtyMul, ExpNonDiff, TwoOut, NoneGrad, Ident, NonTensorOut)}
+    class TempView(Function):  # returns a view of a temporary it changed in place
+        @staticmethod
+        def forward(ctx, x):
+            tmp = x.clone()
+            view = tmp[...]
+            view.mul_(2)
+            return view
+
+        @staticmethod
+        def backward(ctx, g):
+            _log_backward("TempView", (g,))
+            return g * 2
+
+    class Defaults(Function):  # setup_context style, with a default argument setup_context must see
+        @staticmethod
+        def forward(x, k=3.0):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            _log_backward("Defaults", (g,))
+            return g * ctx.k, None
+
+    return {f.__name__: f for f in (Square, MulConst, DirtyMul, ExpNonDiff, TwoOut, NoneGrad, Ident, NonTensorOut,
+                                    TempView, Defaults)}
 
 
 # Arity of each Function in tensors, then the extra (non-tensor) arguments the step carries.
 FUNCTION_ARITY = {"Square": 1, "MulConst": 1, "DirtyMul": 1, "ExpNonDiff": 1, "TwoOut": 1,
-                  "NoneGrad": 2, "Ident": 1, "NonTensorOut": 1}
+                  "NoneGrad": 2, "Ident": 1, "NonTensorOut": 1, "TempView": 1, "Defaults": 1}
+
+
+# -- grad modes, as decorators of a function or a generator -----------------------------------------------
+def _modes(lib) -> dict:
+    return {"no_grad": lib.no_grad, "enable_grad": lib.enable_grad, "inference_mode": lib.inference_mode,
+            "set_grad_enabled": lambda: lib.set_grad_enabled(False)}
+
+
+def _mode_call(lib, mode: str, generator: bool, op: str, t):
+    """``UNARY[op](t)`` inside a function (or a generator, resumed once) decorated with the grad mode; it
+    logs whether recording was on inside and whether the result is an inference tensor."""
+    decorate = _modes(lib)[mode]()
+
+    if generator:
+        @decorate
+        def body(x):
+            yield lib.is_grad_enabled(), UNARY[op](x)
+        enabled, out = next(body(t))
+    else:
+        @decorate
+        def body(x):
+            return lib.is_grad_enabled(), UNARY[op](x)
+        enabled, out = body(t)
+    _current["events"].append(("mode", _current["step"], enabled, lib.is_grad_enabled(), out.is_inference()))
+    return out
+
+
+def _post_accumulate_hook(hook_step: int, scale):
+    """A post-accumulate-grad hook that reads ``.grad`` (and, with ``scale``, changes it in place)."""
+    def hook(t):
+        _current["events"].append(("post_acc", _current["step"], hook_step, _array(t.grad)))
+        if scale is not None:
+            t.grad.mul_(scale)
+    return hook
+
+
+def _legacy_leaf(lib, values: np.ndarray, requires_grad: bool, how: str):
+    if how == "Variable":
+        return lib.autograd.Variable(lib.tensor(values), requires_grad=requires_grad)
+    typed = {"float64": lib.DoubleTensor, "float32": lib.FloatTensor, "int64": lib.LongTensor}[values.dtype.name]
+    out = typed(values.tolist())
+    assert isinstance(out, typed) and not isinstance(out, lib.BoolTensor)
+    return out.requires_grad_(requires_grad)
 
 
 # -- hooks -----------------------------------------------------------------------------------------------
@@ -495,6 +568,18 @@ def _execute(lib, step: Step, env: list, i: int) -> None:
         outputs = functions(lib)[name].apply(*[env[j] for j in args], *extra)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         env.extend(o for o in outputs if isinstance(o, lib.Tensor))
+    elif kind == "legacy_leaf":
+        _, shape, requires_grad, seed, data_kind, how = step
+        env.append(_legacy_leaf(lib, leaf_values(shape, seed, data_kind), requires_grad, how))
+    elif kind == "mode_call":
+        _, mode, generator, op, src = step
+        env.append(_mode_call(lib, mode, generator, op, env[src]))
+    elif kind == "post_acc_hook":
+        _, slot, scale = step
+        env[slot].register_post_accumulate_grad_hook(_post_accumulate_hook(i, scale))
+    elif kind == "set_data":
+        _, target, src = step
+        env[target].data = env[src]
     elif kind == "detach":
         env.append(env[step[1]].detach())
     elif kind == "clone":
@@ -571,8 +656,12 @@ def _uses(step: Step) -> list[int]:
         return [step[2]] + ([] if step[3] is None else [step[3]])
     if kind == "setitem":
         return [step[1]] + ([] if step[3] is None else [step[3]])
-    if kind in ("hook", "node_hook", "retain_grad", "detach", "clone", "take_grad", "zero_grad"):
+    if kind in ("hook", "node_hook", "retain_grad", "detach", "clone", "take_grad", "zero_grad", "post_acc_hook"):
         return [step[1]]
+    if kind == "mode_call":
+        return [step[4]]
+    if kind == "set_data":
+        return [step[1], step[2]]
     if kind == "backward":
         return [step[1]] + list(step[5] or ())
     if kind == "grad":
@@ -586,13 +675,14 @@ def n_outputs(step: Step) -> int:
     """How many slots a step appends (a skipped step appends as many Nones)."""
     kind = step[0]
     if kind in ("leaf", "unary", "binary", "binary_scalar", "view", "index", "detach", "clone", "take_grad",
-                "shape_op", "join", "where", "loss"):
+                "shape_op", "join", "where", "loss", "legacy_leaf", "mode_call"):
         return 1
     if kind == "multi":
         return step[4]
     if kind == "reduce":
         # (values, indices)
-        return 2 if (step[1] in ("max", "min") and step[3] is not None) or step[1].startswith("sort") else 1
+        return 2 if (step[1] in ("max", "min") and step[3] is not None) or step[1].startswith("sort") or (
+            step[1] in ("var_mean", "std_mean")) else 1
     if kind == "grad":
         return len(step[2])
     if kind == "func":
@@ -605,6 +695,7 @@ def run(lib, program: Program) -> list:
     events: list = []
     env: list = []
     _current["events"] = events
+    lib.set_grad_enabled(True)  # (a decorator made with set_grad_enabled(False) leaves it off, in both libraries)
     try:
         for i, step in enumerate(program):
             _current["step"] = i
@@ -640,6 +731,7 @@ def run(lib, program: Program) -> list:
         _observe_grads(events, len(program), env)
     finally:
         _current["events"] = None
+        lib.set_grad_enabled(True)
     return events
 
 

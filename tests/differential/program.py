@@ -34,7 +34,8 @@ BINARY_OPS = sorted(set(BINARY) - {"mm", "mv", "bmm"})  # (matmul becomes one of
 REDUCTIONS = ["sum", "mean", "max", "min", "softmax", "log_softmax"] + [
     op for op in ("cumsum", "logsumexp", "prod", "std", "var", "norm") if _has(op)
 ] + (["std0", "var0", "norm1"] if _has("std", "var", "norm") else []) + (
-    ["sort", "sort_descending"] if _has("sort") else [])
+    ["sort", "sort_descending"] if _has("sort") else []) + [op for op in ("var_mean", "std_mean") if hasattr(minigrad, op)]
+MODES = ["no_grad", "enable_grad", "inference_mode", "set_grad_enabled"]
 SHAPE_OPS = [op for op in ("flip", "roll", "tril", "triu", "masked_fill", "repeat", "t", "index_select", "gather")
              if _has(op)]
 MULTI_OPS = [op for op in ("chunk", "split", "unbind") if _has(op)]
@@ -248,6 +249,8 @@ class _Builder:
         if (op in ("max", "min") and dim is not None) or op.startswith("sort"):
             indices = replace(out, requires_grad=False, leaf=True, is_float=False)
             self.add(("reduce", op, i, dim, keepdim), out, indices)
+        elif op in ("var_mean", "std_mean"):
+            self.add(("reduce", op, i, dim, keepdim), out, out)
         else:
             self.add(("reduce", op, i, dim, keepdim), out)
 
@@ -535,6 +538,45 @@ class _Builder:
         else:
             self.add(step, out)
 
+    def legacy_leaf(self) -> None:
+        """A leaf made with a legacy name: ``autograd.Variable(t, requires_grad=...)`` or a typed constructor
+        (``DoubleTensor(list)``, then ``requires_grad_``)."""
+        shape = tuple(_choice(self.draw, SIDES) for _ in range(self.draw(_ints(1, 3))))
+        kind = _choice(self.draw, ["normal", "int", "float32"])
+        rg = _bool(self.draw) and kind != "int"
+        how = _choice(self.draw, ["Variable", "typed"])
+        self.add(("legacy_leaf", shape, rg, self.draw(_ints(0, 2**16)), kind, how),
+                 Slot(shape, rg, leaf=True, is_float=kind != "int"))
+
+    def mode_call(self) -> None:
+        """A unary op inside a function or a generator decorated with a grad mode."""
+        i = self.pick(lambda s: s.is_float)
+        if i is None:
+            return
+        s = self.slots[i]
+        mode = _choice(self.draw, MODES)
+        rg = s.requires_grad and mode == "enable_grad"
+        step = ("mode_call", mode, _bool(self.draw), _choice(self.draw, [op for op in UNARY_OPS if op in UNARY]), i)
+        self.add(step, Slot(s.shape, rg, leaf=not rg))
+
+    def post_acc_hook(self) -> None:
+        i = self.pick(lambda s: s.requires_grad and s.leaf)
+        if i is not None:
+            self.steps.append(("post_acc_hook", i, _choice(self.draw, [None, None, 2.0])))
+
+    def set_data(self) -> None:
+        """``t.data = other``: any shape and dtype (PyTorch refuses an integer one for a tensor that
+        requires grad)."""
+        i, j = self.pick(), self.pick()
+        if i is None or j is None or i == j:
+            return
+        target, src = self.slots[i], self.slots[j]
+        if target.requires_grad and target.shape != src.shape:
+            # (torch's gradient of such a tensor keeps the shape its graph recorded: unspecified, left out)
+            return
+        self.steps.append(("set_data", i, j))
+        self.slots[i] = replace(target, shape=src.shape, is_float=src.is_float, storage=src.storage)
+
     def detach(self) -> None:
         i = self.pick()
         if i is not None:
@@ -620,6 +662,7 @@ STEP_KINDS = (
     + ["func"] * 2 + ["detach", "clone", "take_grad", "zero_grad"]
     + ["shape_op"] * 2 + ["multi", "join", "where", "loss"]
     + (["node_hook"] if NODE_HOOKS else [])
+    + ["mode_call"] * 2 + ["post_acc_hook", "set_data", "legacy_leaf"]
 )
 
 
