@@ -217,8 +217,11 @@ def _install_cross_entropy(ns: dict, patches: _Patches) -> None:
 
 def _install_saved_value(ns: dict, patches: _Patches) -> None:
     SavedValue = ns["SavedValue"]
+    # the class core/function.py's _record packs saved tensors with (a SavedTensor, with PyTorch's refusals)
+    name = next(n for n, v in vars(_core_function).items() if isinstance(v, type) and issubclass(v, SavedTensor))
+    shipped = getattr(_core_function, name)
 
-    class YourSavedTensor(SavedTensor):
+    class YourSavedTensor(shipped):
         __slots__ = ("yours",)
 
         def __init__(self, tensor, output_nr):
@@ -228,7 +231,7 @@ def _install_saved_value(ns: dict, patches: _Patches) -> None:
         def unpack(self, node):
             return super().unpack(node) if self.yours is None else self.yours.unpack()
 
-    patches.set(_core_function, "SavedTensor", YourSavedTensor)
+    patches.set(_core_function, name, YourSavedTensor)
 
 
 def _install_class(module: Callable[[], object], name: str, learner_name: str) -> Callable[[dict, _Patches], None]:

@@ -43,6 +43,12 @@ def test_inside_mine_the_learners_code_computes_the_gradients_and_the_core_check
         w = minigrad.ones(2, 3, requires_grad=True)
         assert type(minigrad.nn.functional.linear(minigrad.ones(4, 3), w).grad_fn).__name__ == "LinearFunctionBackward"
         assert minigrad.nn.Linear is not shipped_linear and core_differentiate.run_backward is not shipped_run
+        a, b = minigrad.tensor([1.0, 2.0], requires_grad=True), minigrad.tensor([3.0, 4.0], requires_grad=True)
+        quotient = (a / b).sum()  # division is no piece: the library's op, whose saved b the 08 piece checks
+        with minigrad.no_grad():
+            b.mul_(2.0)
+        with pytest.raises(RuntimeError, match="a saved tensor was modified by an inplace operation"):
+            quotient.backward()  # the worksheet's SavedValue's words, not the core's
         results = yours.self_test(mix)
         assert [(name, failure) for name, failure, _ in results if failure] == []
     assert {name: getattr(Tensor, name) for name in shipped} == shipped  # all put back
