@@ -119,6 +119,14 @@ def test_a_write_that_reads_what_it_overwrote_is_unspecified():
         assert interpreter.run(torch, program)[-1][0] == "grad"
 
 
+def test_tolerance_counts_legacy_leaves():
+    """A float32 leaf made with a legacy name gets float32's tolerance, as a plain float32 leaf does (long
+    run, seed 101: cosh of a float32 Variable differed from torch in the last bit)."""
+    plain = interpreter.tolerance([("leaf", (2,), False, 0, "float32")])
+    assert interpreter.tolerance([("legacy_leaf", (2,), False, 0, "float32", "Variable")]) == plain
+    assert plain > interpreter.tolerance([("leaf", (2,), False, 0, "normal")])
+
+
 def test_tolerance_grows_with_program_size():
     eps = np.finfo(np.float64).eps
     small = interpreter.tolerance([("leaf", (2,), True, 0, "normal")])

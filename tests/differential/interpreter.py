@@ -747,8 +747,9 @@ def _exception_name(e: BaseException) -> str:
 def tolerance(program: Program) -> float:
     """The epsilon of the least precise dtype used, scaled by the longest reduction and the number
     of steps whose rounding errors can compound."""
-    numel = max((int(np.prod(s[1])) for s in program if s[0] == "leaf"), default=1)
-    dtype = np.float32 if any(s[0] == "leaf" and s[4] == "float32" for s in program) else np.float64
+    leaves = [s for s in program if s[0] in ("leaf", "legacy_leaf")]
+    numel = max((int(np.prod(s[1])) for s in leaves), default=1)
+    dtype = np.float32 if any(s[4] == "float32" for s in leaves) else np.float64
     return float(np.finfo(dtype).eps) * 64 * (max(numel, 1) + len(program))
 
 
