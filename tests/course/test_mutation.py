@@ -112,6 +112,9 @@ def test_every_stage_kills_its_mutants(tmp_path):
     run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     print(run.stdout)
     print(run.stderr[-3000:])
+    report = ROOT / "test-artifacts" / "mutation-report.txt"  # .ci/run prints it after the suite
+    report.parent.mkdir(exist_ok=True)
+    report.write_text(run.stdout)
     outcomes = json.loads(out.read_text())
     justified = mutation.read_justifications(ROOT)
     below = []
