@@ -134,12 +134,16 @@ def _lesson_accuracy(lesson: str, accuracy_call: str, tmp_path: Path, with_mine:
 @pytest.mark.parametrize("lesson, accuracy_call", [
     ("10_nn_and_optim.ipynb", "accuracy(model, X_test, y_test)"),
     ("11_cnn.ipynb", "accuracy(model)"),
+    ("12_attention.ipynb", "bpc"),  # held-out bits per character (the notebook tests' short run: 25 steps)
 ])
-def test_lessons_10_and_11_train_with_the_learners_pieces_to_the_shipped_accuracy(lesson, accuracy_call, tmp_path):
+def test_lessons_10_11_12_train_with_the_learners_pieces_as_with_the_shipped_ones(lesson, accuracy_call, tmp_path):
     shipped, _ = _lesson_accuracy(lesson, accuracy_call, tmp_path, with_mine=False)
     theirs, text = _lesson_accuracy(lesson, accuracy_call, tmp_path, with_mine=True)
     assert f"YOURS {len(yours.PIECES)}" in text
-    assert theirs > 0.9 and abs(theirs - shipped) <= 0.03, (theirs, shipped)
+    if accuracy_call == "bpc":
+        assert theirs < 4.0 and abs(theirs - shipped) <= 0.05, (theirs, shipped)  # uniform over 65 chars: 6.0
+    else:
+        assert theirs > 0.9 and abs(theirs - shipped) <= 0.03, (theirs, shipped)
 
 
 def test_side_by_side_shows_the_learners_code_beside_the_shipped_code_it_rebuilds():
