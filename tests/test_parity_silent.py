@@ -193,7 +193,8 @@ def test_set_grad_enabled_as_a_decorator(generator):
 
 
 @pytest.mark.parametrize("write", [lambda t: t.abs_(), lambda t: t.__setitem__(0, 1.0), lambda t: t.zero_(),
-                                   lambda t: t[:1].add_(1)])
+                                   lambda t: t[:1].add_(1), lambda t: t.__setitem__((slice(None, None, -1),), 2.0),
+                                   lambda t: t.__setitem__(([0],), 1.0)])
 @pytest.mark.parametrize("inside", [False, True])
 def test_in_place_on_an_inference_tensor(write, inside):
     """Refused outside inference_mode, as PyTorch. (Not compared: torch 2.13 lets t.detach().mul_(2) change

@@ -206,7 +206,6 @@ def __setitem__(self, key, value) -> None:
     allowed). Other keys are an ``index_put_``, which refuses a value of
     another dtype.
     """
-    _refuse_inference_update(self)
     index = _subscript.normalize_index(key)
     value = _operand(value)
     if _subscript.is_basic(index):
