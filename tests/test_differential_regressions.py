@@ -554,3 +554,12 @@ def test_a_stale_view_is_refused_before_the_op_checks_its_input():
     base changed) is the RuntimeError, not max's IndexError for a dim with no elements."""
     check([leaf((1, 0)), ("multi", "unbind", 0, (0,), 1), leaf((), False), ("setitem", 0, (0,), 2, None, True),
            ("reduce", "max", 1, 0, False)])
+
+
+@pytest.mark.xfail(strict=True, reason="open: index_put_ on an expanded tensor while recording (known.py)")
+def test_index_put_into_an_expanded_tensor_while_recording():
+    """Seed 606 (long run, issue 27): e = x.expand(2) of a 0-d x; e[[0]] = w, w requiring grad. PyTorch
+    writes (warning that index_put_ on expanded tensors is deprecated) and records CopySlices on x;
+    minigrad refuses every recorded write into memory that several elements share (RuntimeError);
+    without recording it writes, as PyTorch."""
+    check([leaf((), False), leaf(), ("view", "expand", 0, ((2,),)), ("setitem", 2, (("list", (0,)),), 1, None, False)])

@@ -459,6 +459,9 @@ class _Builder:
             operand, scalar = None, SCALARS[0]
         no_grad = self._no_grad_for(s)
         rg = s.requires_grad or (not no_grad and operand is not None and self.slots[operand].requires_grad)
+        if (advanced and s.expanded and rg and not no_grad
+                and "recorded index_put into an expanded tensor" in OPEN_DIFFERENCES):
+            return
         self.steps.append(("setitem", i, key, operand, scalar, no_grad))
         self.slots[i] = replace(s, requires_grad=rg, leaf=s.leaf and not (rg and not no_grad))
 
