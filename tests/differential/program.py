@@ -544,7 +544,8 @@ class _Builder:
     def legacy_leaf(self) -> None:
         """A leaf made with a legacy name: ``autograd.Variable(t, requires_grad=...)`` or a typed constructor
         (``DoubleTensor(list)``, then ``requires_grad_``)."""
-        shape = tuple(_choice(self.draw, SIDES) for _ in range(self.draw(_ints(1, 3))))
+        # (no empty sides: DoubleTensor(values.tolist()) of an empty (0, 1) array is a 1-D empty tensor)
+        shape = tuple(_choice(self.draw, (1, 2, 3)) for _ in range(self.draw(_ints(1, 3))))
         kind = _choice(self.draw, ["normal", "int", "float32"])
         rg = _bool(self.draw) and kind != "int"
         how = _choice(self.draw, ["Variable", "typed"])
