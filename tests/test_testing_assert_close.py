@@ -193,7 +193,7 @@ def outcome(fn, lib):
             warnings.simplefilter("ignore")
             fn()
     except Exception as error:
-        text = str(error).replace("torch.", "minigrad.").replace("<class 'minigrad.tensor.Tensor'>",
+        text = str(error).replace("torch.", "minigrad.").replace("<class 'minigrad.core.tensor.Tensor'>",
                                                                  "<class 'minigrad.Tensor'>")
         return type(error).__name__, text
     return None
