@@ -58,6 +58,7 @@ class Slot:
     is_float: bool = True
     storage: int | None = None  # the slot whose memory this one shares (itself, if it owns its memory)
     expanded: bool = False  # an expand() view, or a view of one
+    inference: bool = False  # made in inference_mode (mode_call)
 
 
 def _broadcastable_to(shape: tuple, target: tuple) -> bool:
@@ -561,7 +562,7 @@ class _Builder:
         mode = _choice(self.draw, MODES)
         rg = s.requires_grad and mode == "enable_grad"
         step = ("mode_call", mode, _bool(self.draw), _choice(self.draw, [op for op in UNARY_OPS if op in UNARY]), i)
-        self.add(step, Slot(s.shape, rg, leaf=not rg))
+        self.add(step, Slot(s.shape, rg, leaf=not rg, inference=mode == "inference_mode"))
 
     def post_acc_hook(self) -> None:
         i = self.pick(lambda s: s.requires_grad and s.leaf)
@@ -585,6 +586,8 @@ class _Builder:
         i = self.pick()
         if i is not None:
             s = self.slots[i]
+            if s.inference and "detach of an inference tensor changed in place" in OPEN_DIFFERENCES:
+                return
             self.add(("detach", i), Slot(s.shape, False, leaf=True, is_float=s.is_float, storage=s.storage))
 
     def clone(self) -> None:
