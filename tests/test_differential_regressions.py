@@ -571,3 +571,10 @@ def test_detach_of_an_inference_tensor_changed_in_place():
     changes d in place (mark_dirty). torch 2.13 lets it through; minigrad's detach() shares t's version
     counter, so d is an inference tensor and the write outside inference_mode is refused (README)."""
     check([leaf(), ("mode_call", "inference_mode", False, "abs", 0), ("detach", 1), ("func", "DirtyMul", (2,), ())])
+
+
+@pytest.mark.xfail(strict=True, reason="open: .data of an inference tensor set to a normal tensor's (known.py)")
+def test_set_data_of_an_inference_tensor_then_a_view():
+    """Seed 606 (long run, issue 27): t made in inference_mode, t.data = x.data of a normal tensor, then
+    t[()]: torch raises RuntimeError (its view of an inference tensor with normal data); minigrad runs."""
+    check([leaf((), False), ("mode_call", "inference_mode", False, "abs", 0), ("set_data", 1, 0), ("index", 1, ())])
