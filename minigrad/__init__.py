@@ -8,7 +8,9 @@
 The autograd is ``minigrad/core/`` (read it in the order its ``__init__`` gives);
 ``minigrad/layers.py`` plugs the rest of the library into it, and this package
 publishes what it defines. ``import minigrad.core`` alone loads the core only:
-the library follows on first use of any other name of ``minigrad``.
+the library follows on first use of any other name of ``minigrad`` (after a
+core-only start, use ``minigrad.<name>`` or ``import minigrad`` before importing a
+library submodule such as ``minigrad.nn`` directly, so that the layers are in place).
 """
 import sys as _sys
 
