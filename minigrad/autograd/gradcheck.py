@@ -39,8 +39,8 @@ def numerical_jacobian(fn: Callable, inputs: tuple, eps: float = 1e-6) -> list[l
         if not (isinstance(x, Tensor) and x.requires_grad):
             continue
         columns = [np.zeros((x.numel(), o.numel())) for o in outputs]
-        flat = x._data.reshape(-1)  # a view: writing to it perturbs x in place
-        for k in range(flat.size):
+        flat = x._data.flat  # (C order; writing through it perturbs x in place, whatever x's strides)
+        for k in range(x._data.size):
             original = flat[k]
             flat[k] = original + eps
             plus = [o._data.astype(np.float64).ravel() for o in _outputs(fn, inputs)]
@@ -123,13 +123,13 @@ def _fast_check(fn: Callable, inputs: tuple, eps: float, atol: float, rtol: floa
     vs = [rng.random(o.numel()) for o in outputs]
     numerical = []  # [input][output]: v^T (J u), J u by central differences along u
     for x, u in zip(diff_inputs, us):
-        flat = x._data.reshape(-1)
+        flat = x._data.flat
         original = flat.copy()
-        flat[...] = original + eps * u
+        flat[:] = original + eps * u
         plus = [o._data.astype(np.float64).ravel() for o in _outputs(fn, inputs)]
-        flat[...] = original - eps * u
+        flat[:] = original - eps * u
         minus = [o._data.astype(np.float64).ravel() for o in _outputs(fn, inputs)]
-        flat[...] = original
+        flat[:] = original
         numerical.append([float(v @ ((p - m) / (2 * eps))) for v, p, m in zip(vs, plus, minus)])
 
     def vjps():

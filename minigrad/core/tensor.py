@@ -96,7 +96,7 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and getattr(self.dtype, "numpy", self.dtype).kind != "f":  # (dtype: a lazy placeholder's too)
             raise RuntimeError(
                 f"Only Tensors of floating point and complex dtype can require gradients "
                 f"(this tensor is {self.dtype}): create it with dtype=minigrad.float32, or call .float()"

@@ -218,8 +218,8 @@ def test_properties_and_questions_answer_as_torch(dtype):
         assert getattr(mine, name)() == getattr(theirs, name)(), name
     assert minigrad.get_device(mine) == torch.get_device(theirs) == -1
     assert minigrad.is_inference(mine) is torch.is_inference(theirs) is False
-    with minigrad.inference_mode():  # (minigrad's inference mode makes ordinary tensors: see grad_mode.py)
-        assert minigrad.ones(1).is_inference() is False
+    with minigrad.inference_mode(), torch.inference_mode():  # both make inference tensors (issue 27)
+        assert minigrad.ones(1).is_inference() is torch.ones(1).is_inference() is True
 
 
 def test_layout_is_the_strided_singleton():
