@@ -202,17 +202,25 @@ def _install_matmul(ns: dict, patches: _Patches) -> None:
         patches.set(Tensor, name, _binary(ns["BatchedMatMul"], getattr(Tensor, name), min_ndim=2))
 
 
-def _install_cross_entropy(ns: dict, patches: _Patches) -> None:
+def _cross_entropy_with(function_name: str) -> Callable[[dict, _Patches], None]:
+    """The learner's cross-entropy Function behind ``F.cross_entropy`` for 2-D logits and 1-D integer targets
+    with no other argument (what the worksheets' Functions take); anything else stays shipped."""
+    def install(ns: dict, patches: _Patches) -> None:
+        CrossEntropy, shipped = ns[function_name], minigrad.nn.functional.cross_entropy
+
+        def cross_entropy(input, target, *args, **kwargs):
+            if (args or kwargs or not _recording(input) or input._data.ndim != 2 or target._data.ndim != 1
+                    or target._data.dtype.kind not in "iu"):
+                return shipped(input, target, *args, **kwargs)
+            return CrossEntropy.apply(input, target)
+
+        patches.set(minigrad.nn.functional, "cross_entropy", cross_entropy)
+    return install
+
+
+def _install_kernel_functions(ns: dict, patches: _Patches) -> None:
     patches.set(Tensor, "sigmoid", _unary(ns["Sigmoid"], getattr(Tensor, "sigmoid")))
-    CrossEntropy, shipped = ns["CrossEntropy"], minigrad.nn.functional.cross_entropy
-
-    def cross_entropy(input, target, *args, **kwargs):
-        if (args or kwargs or not _recording(input) or input._data.ndim != 2 or target._data.ndim != 1
-                or target._data.dtype.kind not in "iu"):
-            return shipped(input, target, *args, **kwargs)
-        return CrossEntropy.apply(input, target)
-
-    patches.set(minigrad.nn.functional, "cross_entropy", cross_entropy)
+    _cross_entropy_with("CrossEntropy")(ns, patches)
 
 
 def _install_saved_value(ns: dict, patches: _Patches) -> None:
@@ -289,18 +297,6 @@ def _install_attention(ns: dict, patches: _Patches) -> None:
     patches.set(minigrad.nn.functional, "scaled_dot_product_attention", scaled_dot_product_attention)
 
 
-def _install_stage12_cross_entropy(ns: dict, patches: _Patches) -> None:
-    CrossEntropy, shipped = ns["CrossEntropyFunction"], minigrad.nn.functional.cross_entropy
-
-    def cross_entropy(input, target, *args, **kwargs):
-        if (args or kwargs or not _recording(input) or input._data.ndim != 2 or target._data.ndim != 1
-                or target._data.dtype.kind not in "iu"):
-            return shipped(input, target, *args, **kwargs)
-        return CrossEntropy.apply(input, target)
-
-    patches.set(minigrad.nn.functional, "cross_entropy", cross_entropy)
-
-
 PIECES: tuple[Piece, ...] = (
     Piece("03_save_for_backward", "context", "the ctx and its saved tensors",
           "core/function.py: FunctionCtx.save_for_backward, saved_tensors", _install_context,
@@ -325,7 +321,7 @@ PIECES: tuple[Piece, ...] = (
     Piece("06_broadcasting", "batched_matmul", "batched matmul", "Tensor.__matmul__", _install_matmul,
           ("minigrad.ops.matmul:MatMul",)),
     Piece("07_numba", "functions", "sigmoid and cross-entropy on your kernels", "Tensor.sigmoid, F.cross_entropy",
-          _install_cross_entropy, ("minigrad.ops.elementwise:Sigmoid",)),
+          _install_kernel_functions, ("minigrad.ops.elementwise:Sigmoid",)),
     Piece("08_inplace_and_hooks", "saved_value", "the saved tensors' version check",
           "core/graph.py: SavedTensor.unpack", _install_saved_value,
           ("minigrad.core.graph:SavedTensor",)),
@@ -344,7 +340,7 @@ PIECES: tuple[Piece, ...] = (
           ("minigrad.nn.functional:layer_norm",)),
     Piece("12_attention", "attention", "causal attention", "F.scaled_dot_product_attention(is_causal=True)",
           _install_attention, ("minigrad.nn.functional:scaled_dot_product_attention",)),
-    Piece("12_attention", "cross_entropy", "cross-entropy", "F.cross_entropy", _install_stage12_cross_entropy,
+    Piece("12_attention", "cross_entropy", "cross-entropy", "F.cross_entropy", _cross_entropy_with("CrossEntropyFunction"),
           ("minigrad.nn.functional:cross_entropy",)),
 )
 
