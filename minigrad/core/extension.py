@@ -5,7 +5,7 @@ The core runs alone (``import minigrad.core``) with each point at its default.
 and nothing else reaches into the core. Each point costs one check, made only
 where its feature could be in play:
 
-- ``tensor_method`` (``core/ops.py``): the op table. A layer declares a
+- ``tensor_method`` (below; ``core/ops.py`` declares the primitives with it): the op table. A layer declares a
   Tensor method (and a top-level name) for each op it adds, or replaces a
   primitive with a PyTorch-exact version of it.
 - ``Extensions.views``: PyTorch's view semantics (``minigrad/autograd/views.py``):

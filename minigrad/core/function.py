@@ -47,7 +47,7 @@ from minigrad.core.function_rules import (
     raise_bad_gradient, sum_to_input,
 )
 from minigrad.core.grad_mode import _GradMode
-from minigrad.core.graph import Node, SavedTensor
+from minigrad.core.graph import Node
 
 
 class Function:

@@ -21,6 +21,7 @@ from minigrad.core.extension import tensor_method
 from minigrad.core.function import Function
 from minigrad.core.tensor import Tensor
 
+
 def _sum(a, dim, keepdim):
     return np.sum(a, axis=dim, keepdims=keepdim)
 
