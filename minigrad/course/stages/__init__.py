@@ -1,4 +1,5 @@
-"""The stage registry: one module per worksheet, ``sNN_name.py``, each defining ``STAGE``."""
+"""The stage registry: one module per worksheet, ``sNN_name.py`` or a package ``sNN_name/``, each
+defining ``STAGE``."""
 from __future__ import annotations
 
 import importlib
