@@ -4,7 +4,7 @@
     open [DIR]                      JupyterLab at the course's root, on lesson 00
     build [--check] [--root PATH]   write exercises/ from solutions/
     strip PATH...                   strip outputs from notebooks, in place
-    mutate [--stages 04] [--report] mutation testing of the stages' checks (minigrad/course/mutation.py)
+    mutate [--stages 04] [--report] mutation testing of the stages' checks (minigrad/course/mutation/)
 
 Exit codes: 0 ok; 1 ``build --check`` found stale exercises, or a solution
 notebook is malformed, or ``mutate`` found a survivor not justified in AUTHORING.md; 2 usage error (bad arguments, no course root found).
@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     mutate = commands.add_parser(
         "mutate",
         help="mutation testing: does every small change to a solution lose points in its part?",
-        description="Mutate each graded cell of solutions/NN_*.ipynb (operators: minigrad/course/mutation.py), "
+        description="Mutate each graded cell of solutions/NN_*.ipynb (operators: minigrad/course/mutation/operators.py), "
         "run each mutant as the grader runs the worksheet, and print per stage: generated, equivalent (same "
         "observations as the solution at several seeds), killed (its part lost points) and survived, with the "
         "survivors. Exit 1 when a survivor is not justified in minigrad/course/AUTHORING.md.",

@@ -1,4 +1,4 @@
-"""Mutation testing of every stage's checks (minigrad/course/mutation.py): the tool, and the CI report.
+"""Mutation testing of every stage's checks (minigrad/course/mutation/): the tool, and the CI report.
 
 ``test_every_stage_kills_its_mutants`` runs ``python -m minigrad.course mutate`` over every stage
 (a fixed sample per part, the same on every machine), prints the report, and fails when a

@@ -36,7 +36,9 @@ from minigrad.course.stages.s12_attention.attention import (
 from minigrad.course.stages.s12_attention.cross_entropy import (
     judge_cross_entropy, judge_cross_entropy_saved, probe_cross_entropy, probe_cross_entropy_saved,
 )
-from minigrad.course.stages.s12_attention.gelu import gelu_tanh, judge_gelu, judge_gelu_saved, probe_gelu, probe_gelu_saved
+from minigrad.course.stages.s12_attention.gelu import (
+    gelu_tanh, judge_gelu, judge_gelu_saved, probe_gelu, probe_gelu_saved,
+)
 from minigrad.course.stages.s12_attention.gpt import (
     GPT_CONFIG, NATIVE_NODES, TARGET_LOSS, TRAIN, TRAIN_BATCH, TRAIN_LR, TRAIN_STEPS, judge_gpt, judge_training,
     probe_gpt, probe_training,
