@@ -51,6 +51,72 @@ _global_parameter_registration_hooks: OrderedDict = OrderedDict()
 global_call_hooks: OrderedDict = OrderedDict()
 
 
+def _add(hooks: OrderedDict, handle: RemovableHandle, hook: Callable, prepend: bool) -> None:
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+
+
+class _ModuleHooks:
+    """The hooks of one module: ``Module`` gets these methods from here (mixed into ``Module``)."""
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each forward; a returned value replaces ``args``
+        (a non-tuple becomes a 1-tuple). ``with_kwargs``: ``hook(module, args, kwargs)``, which
+        may return a new ``(args, kwargs)``."""
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        _add(self._forward_pre_hooks, handle, hook, prepend)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after each forward; a returned value replaces the
+        output. ``with_kwargs``: ``hook(module, args, kwargs, output)``. ``always_call``: run it
+        even when forward raises (with output None), as a ``finally`` would."""
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[
+            self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
+        _add(self._forward_hooks, handle, hook, prepend)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the outputs are known; a
+        returned tuple replaces them (for this module's backward and everything before it)."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        _add(self._backward_pre_hooks, handle, hook, prepend)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        positional inputs are known; a returned tuple replaces ``grad_input``."""
+        self._check_backward_hook_kind(True)
+        handle = RemovableHandle(self._backward_hooks)
+        _add(self._backward_hooks, handle, hook, prepend)
+        return handle
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """PyTorch's older backward hook, kept for old code: ``hook(module, grad_input, grad_output)``
+        with the gradients of the node that made the first output, not of the whole module (they
+        agree only for a module made of one op). Use ``register_full_backward_hook``. (PyTorch also
+        warns in some of the cases where the two disagree; minigrad does not.)"""
+        self._check_backward_hook_kind(False)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def _check_backward_hook_kind(self, full: bool) -> None:
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = full
+
+
 def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
     """Call ``hook(module, args)`` before the forward of every module (before its own pre-hooks)."""
     return _register_global(_global_forward_pre_hooks, hook)

@@ -8,61 +8,32 @@ and files a ``Parameter`` or a ``Module`` in the right dictionary, and
 ``state_dict()``, ``train()``, ``zero_grad()``, ``repr``) walks the tree of
 sub-Modules those dictionaries form, in the order the attributes were set,
 which is the order PyTorch uses too.
+
+``Module``'s methods are in four files, by concern: here the tree (``__init__``, ``__call__``,
+registering and finding parameters, buffers and sub-modules, walking them, training state,
+printing); its hooks in ``nn/hooks.py`` (``_ModuleHooks``); devices and dtypes in
+``nn/devices_and_dtypes.py`` (``_ModuleDevicesAndDtypes``); saving and loading in
+``nn/state_dict.py`` (``_ModuleStateDict``). ``Module`` inherits them, so a subclass overrides
+any of them as it would PyTorch's, and ``super()`` reaches them as before.
 """
 from __future__ import annotations
 
-import functools
-import itertools
-import warnings
-from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
-from typing import Any, Callable, Iterator, TypeVar
+from collections import OrderedDict
+from typing import Any, Callable, Iterator
 
-import numpy as np
-
-from minigrad import dtypes
-from minigrad.autograd.grad_mode import no_grad
-from minigrad.device import device as _device
-from minigrad.device import resolve
-from minigrad.autograd.graph import RemovableHandle
-from minigrad.nn.hooks import call_with_hooks, global_call_hooks, run_registration_hooks
-from minigrad.nn.parameter import Parameter, is_lazy
+from minigrad.nn.devices_and_dtypes import _ModuleDevicesAndDtypes, _parse_to  # noqa: F401  (_parse_to: its old home)
+from minigrad.nn.hooks import _ModuleHooks, call_with_hooks, global_call_hooks, run_registration_hooks
+from minigrad.nn.parameter import Parameter
+from minigrad.nn.state_dict import _IncompatibleKeys, _ModuleStateDict  # noqa: F401  (_IncompatibleKeys: its old home)
 from minigrad._tensor import Tensor
-
-
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """What ``load_state_dict`` returns: the keys the model expected but did not get, and the others."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
 
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
                "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks",
                "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
-_EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # state_dict's key for what get_extra_state returns
-_NO_LOW_PRECISION = ("minigrad has no {name} dtype (NumPy has no such type). Keep the model in float32 "
-                     "(model.float()), or use model.half() (float16) for half the memory.")
-
-
-def _add(hooks: OrderedDict, handle: RemovableHandle, hook: Callable, prepend: bool) -> None:
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
 
 
 def _type_name(value) -> str:
     return type(value).__name__
-
-
-def _quoted(keys: list) -> str:
-    return ", ".join(f'"{k}"' for k in keys)
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -71,7 +42,7 @@ def _addindent(text: str, spaces: int) -> str:
     return "\n".join([first] + [" " * spaces + line if line.strip() else "" for line in rest])
 
 
-class Module:
+class Module(_ModuleHooks, _ModuleDevicesAndDtypes, _ModuleStateDict):
     """Base class of all layers and models: subclass it and define ``forward``.
 
     ::
@@ -132,62 +103,6 @@ class Module:
         forward runs as written. (PyTorch's ``Module.compile`` compiles the module in place and
         returns None too: write ``model.compile()``, not ``model = model.compile()``.)"""
 
-    # -- hooks ---------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
-        """Call ``hook(module, args)`` before each forward; a returned value replaces ``args``
-        (a non-tuple becomes a 1-tuple). ``with_kwargs``: ``hook(module, args, kwargs)``, which
-        may return a new ``(args, kwargs)``."""
-        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
-        _add(self._forward_pre_hooks, handle, hook, prepend)
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        return handle
-
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:
-        """Call ``hook(module, args, output)`` after each forward; a returned value replaces the
-        output. ``with_kwargs``: ``hook(module, args, kwargs, output)``. ``always_call``: run it
-        even when forward raises (with output None), as a ``finally`` would."""
-        handle = RemovableHandle(self._forward_hooks, extra_dict=[
-            self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
-        _add(self._forward_hooks, handle, hook, prepend)
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        return handle
-
-    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """Call ``hook(module, grad_output)`` when the gradients of the outputs are known; a
-        returned tuple replaces them (for this module's backward and everything before it)."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        _add(self._backward_pre_hooks, handle, hook, prepend)
-        return handle
-
-    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
-        positional inputs are known; a returned tuple replaces ``grad_input``."""
-        self._check_backward_hook_kind(True)
-        handle = RemovableHandle(self._backward_hooks)
-        _add(self._backward_hooks, handle, hook, prepend)
-        return handle
-
-    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
-        """PyTorch's older backward hook, kept for old code: ``hook(module, grad_input, grad_output)``
-        with the gradients of the node that made the first output, not of the whole module (they
-        agree only for a module made of one op). Use ``register_full_backward_hook``. (PyTorch also
-        warns in some of the cases where the two disagree; minigrad does not.)"""
-        self._check_backward_hook_kind(False)
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
-
-    def _check_backward_hook_kind(self, full: bool) -> None:
-        if self._is_full_backward_hook is (not full):
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        self._is_full_backward_hook = full
 
     # -- registration ------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -460,322 +375,6 @@ class Module:
             else:
                 param.grad.detach_().zero_()
 
-    # -- devices and dtypes -----------------------------------------------------------
-    def _apply(self, convert: Callable[[np.ndarray], np.ndarray], recurse: bool = True) -> "Module":
-        """Replace the values of every parameter (and its .grad) and buffer with ``convert(values)``
-        (this module's own ones only, unless ``recurse``).
-
-        The tensor objects stay the same (as in PyTorch, which assigns ``param.data``),
-        so an optimizer created before ``model.double()`` still holds the model's parameters.
-        """
-        for module in self.modules() if recurse else (self,):
-            for tensors in (module._parameters, module._buffers):
-                for t in tensors.values():
-                    if t is None:
-                        continue
-                    t.data = Tensor._wrap(convert(t.data._data))  # (through .data: a lazy placeholder has one too)
-                    if t._grad is not None:
-                        t._grad._data = convert(t._grad._data)
-        return self
-
-    def _cast_floats(self, target: np.dtype) -> "Module":
-        return self._apply(lambda a: a.astype(target) if a.dtype.kind == "f" and a.dtype != target else a)
-
-    def to(self, *args: Any, **kwargs: Any) -> "Module":
-        """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
-
-        minigrad has only the CPU, so the device part is checked (another device
-        raises) and changes nothing. A dtype, which must be a floating-point
-        one, converts floating-point parameters and buffers only (an int64
-        counter such as BatchNorm's ``num_batches_tracked`` stays int64). Returns self.
-        """
-        where, dtype = _parse_to(*args, **kwargs)
-        resolve(where)
-        if dtype is None:
-            return self
-        target = dtypes.to_numpy_dtype(dtype)
-        if target.kind != "f":
-            raise TypeError(
-                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype="
-                f"{dtypes.from_numpy_dtype(target)}"
-            )
-        return self._cast_floats(target)
-
-    def cpu(self) -> "Module":
-        """The parameters already live on the CPU: returns self."""
-        return self
-
-    def cuda(self, device: int | _device | None = None) -> "Module":
-        """Raises: minigrad has no CUDA device (the error says to use the CPU)."""
-        return self._to_accelerator("cuda", device)
-
-    def xpu(self, device: int | _device | None = None) -> "Module":
-        """Raises, as ``cuda()``: minigrad runs on the CPU only."""
-        return self._to_accelerator("xpu", device)
-
-    def ipu(self, device: int | _device | None = None) -> "Module":
-        """Raises, as ``cuda()``: minigrad runs on the CPU only."""
-        return self._to_accelerator("ipu", device)
-
-    def mtia(self, device: int | _device | None = None) -> "Module":
-        """Raises, as ``cuda()``: minigrad runs on the CPU only."""
-        return self._to_accelerator("mtia", device)
-
-    def _to_accelerator(self, kind: str, device: int | _device | str | None) -> "Module":
-        resolve(kind if device is None else device if isinstance(device, (str, _device)) else f"{kind}:{device}")
-        return self
-
-    def to_empty(self, *, device: str | _device | None, recurse: bool = True) -> "Module":
-        """Give every parameter and buffer new, uninitialized memory of the same shape and dtype
-        (how a model built without values is given some before ``load_state_dict`` or an init)."""
-        resolve(device)
-        return self._apply(np.empty_like, recurse=recurse)
-
-    def share_memory(self) -> "Module":
-        """Returns self: PyTorch moves the tensors to shared memory for worker processes;
-        minigrad runs in one process, so there is nothing to share."""
-        return self
-
-    def float(self) -> "Module":
-        """Cast floating-point parameters and buffers to float32."""
-        return self._cast_floats(dtypes.float32.numpy)
-
-    def double(self) -> "Module":
-        """Cast floating-point parameters and buffers to float64 (what gradcheck needs)."""
-        return self._cast_floats(dtypes.float64.numpy)
-
-    def half(self) -> "Module":
-        """Cast floating-point parameters and buffers to float16."""
-        return self._cast_floats(dtypes.float16.numpy)
-
-    def bfloat16(self) -> "Module":
-        """Raises TypeError: minigrad has no bfloat16 (NumPy has no such type)."""
-        raise TypeError(_NO_LOW_PRECISION.format(name="bfloat16"))
-
-    def type(self, dst_type) -> "Module":
-        """Cast *every* parameter and buffer to ``dst_type``, integer ones included (PyTorch's rule)."""
-        target = dtypes.to_numpy_dtype(dst_type)
-        return self._apply(lambda a: a.astype(target) if a.dtype != target else a)
-
-    # -- saving and loading ---------------------------------------------------------
-    T_destination = TypeVar("T_destination", bound=dict)
-
-    def state_dict(self, *args: Any, destination: T_destination | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> T_destination:
-        """Every parameter and persistent buffer by its dotted name, detached (sharing memory).
-
-        Unlike ``named_parameters``, a shared parameter appears under each of its names. A layer
-        that defines ``get_extra_state`` adds what it returns under ``<prefix>_extra_state``. The
-        result (an OrderedDict, or ``destination`` filled in) carries ``_metadata``: each
-        module's ``_version``, which ``load_state_dict`` hands back to ``_load_from_state_dict``.
-        The state_dict hooks run around each module's part: pre-hooks ``hook(module, prefix,
-        keep_vars)`` before it, post-hooks ``hook(module, state_dict, prefix, local_metadata)`` after.
-        """
-        if args:  # PyTorch's older positional form (destination, prefix, keep_vars)
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
-                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
-                          " for details.", FutureWarning, stacklevel=2)
-            destination = args[0] if destination is None else destination
-            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
-            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()
-        local_metadata = {"version": self._version}
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in self._state_dict_pre_hooks.values():
-            hook(self, prefix, keep_vars)
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            result = hook(self, destination, prefix, local_metadata)
-            if getattr(hook, "_from_public_api", False):
-                if result is not None:
-                    raise RuntimeError("state_dict post-hook must return None")
-            elif result is not None:  # (the private hook's old rule: a returned dict replaces it)
-                destination = result
-        return destination
-
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        """This module's own entries of ``state_dict`` (not its sub-modules'): a layer that saves
-        something else overrides it (a lazy module keeps its placeholders)."""
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buffer in self._buffers.items():
-            if buffer is not None and name not in self._non_persistent_buffers:
-                destination[prefix + name] = buffer if keep_vars else buffer.detach()
-        if type(self).get_extra_state is not Module.get_extra_state:
-            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
-
-    def get_extra_state(self) -> Any:
-        """Define it (with ``set_extra_state``) to save more than tensors in ``state_dict``: what it
-        returns is stored under ``<prefix>_extra_state``, and should pickle."""
-        raise RuntimeError("Module.get_extra_state() is only called when a subclass defines it: define "
-                           "get_extra_state and set_extra_state together in your module.")
-
-    def set_extra_state(self, state: Any) -> None:
-        """Receives what ``get_extra_state`` saved, when ``load_state_dict`` loads it."""
-        raise RuntimeError("Module.set_extra_state() is only called when a subclass defines it: define "
-                           "get_extra_state and set_extra_state together in your module.")
-
-    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Call ``hook(module, prefix, keep_vars)`` before this module's part of ``state_dict``."""
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Call ``hook(module, state_dict, prefix, local_metadata)`` after this module's part of
-        ``state_dict``; it edits ``state_dict`` in place and must return None."""
-        hook._from_public_api = True  # (what tells it from the private form's hooks, as in PyTorch)
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
-
-    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
-        """PyTorch's older post-hook: a dict it returns replaces the result (at the root module only)."""
-        if getattr(hook, "_from_public_api", False):
-            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
-                               "previously registered via register_state_dict_post_hook")
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
-
-    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
-        unexpected_keys, error_msgs)`` before this module loads its part; it may rewrite the keys
-        under ``prefix`` (how a layer keeps reading checkpoints saved in an older layout)."""
-        return self._register_load_state_dict_pre_hook(hook, with_module=True)
-
-    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
-        """The same hook without the module argument (unless ``with_module``): PyTorch's older form."""
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self) if with_module else hook
-        return handle
-
-    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Call ``hook(module, incompatible_keys)`` after this module and its sub-modules are
-        loaded; editing ``incompatible_keys.missing_keys`` / ``unexpected_keys`` in place changes
-        what a strict load complains about. It must return None."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
-                        assign: bool = False) -> _IncompatibleKeys:
-        """Copy the values of ``state_dict`` into this model's tensors, in place.
-
-        Keys must match ``self.state_dict()``'s; with ``strict=False`` missing and unexpected
-        keys are returned instead of raised. A shape mismatch is an error either way; as in
-        PyTorch, the entries that fit are loaded before the error is raised. ``assign=True``
-        puts the checkpoint's tensors themselves into the model instead of copying their values
-        (each parameter keeps its ``requires_grad``): build the optimizer after it. Each module
-        loads its own part (``_load_from_state_dict``), sub-modules after their parent.
-        Returns ``(missing_keys, unexpected_keys)``.
-        """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, errors = [], [], []
-        metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)  # the modules' steps may rewrite keys: never in the caller's dict
-        self._load_tree(state_dict, "", metadata, assign, missing, unexpected, errors)
-        if strict:  # PyTorch's order: missing keys, unexpected keys, then the other errors
-            if unexpected:
-                errors.insert(0, f"Unexpected key(s) in state_dict: {_quoted(unexpected)}. ")
-            if missing:
-                errors.insert(0, f"Missing key(s) in state_dict: {_quoted(missing)}. ")
-        if errors:
-            raise RuntimeError(
-                "Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__, "\n\t".join(errors))
-            )
-        return _IncompatibleKeys(missing, unexpected)
-
-    def _load_tree(self, state_dict: dict, prefix: str, metadata: dict | None, assign: bool,
-                   missing: list, unexpected: list, errors: list) -> None:
-        """``load_state_dict``'s walk: this module's part, each sub-module's (with the keys under
-        its prefix), then this module's post-hooks."""
-        local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-        if assign:
-            local_metadata["assign_to_params_buffers"] = True
-        self._load_from_state_dict(state_dict, prefix, local_metadata, True, missing, unexpected, errors)
-        for name, child in self._modules.items():
-            if child is not None:
-                child_prefix = f"{prefix}{name}."
-                child_state = {k: v for k, v in state_dict.items() if k.startswith(child_prefix)}
-                child._load_tree(child_state, child_prefix, metadata, assign, missing, unexpected, errors)
-        incompatible = _IncompatibleKeys(missing, unexpected)
-        for hook in self._load_state_dict_post_hooks.values():
-            if hook(self, incompatible) is not None:
-                raise AssertionError(
-                    "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return new "
-                    "values, if incompatible_keys need to be modified, it should be done inplace."
-                )
-
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
-                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
-        """Load this module's own entries (keys ``prefix + name``) and record what does not fit.
-
-        A layer overrides it to read older checkpoints (``local_metadata["version"]`` is the
-        ``_version`` they were saved with) and calls ``super()._load_from_state_dict(...)``.
-        ``state_dict`` is a copy: the override may add or remove keys. The load pre-hooks run first.
-        """
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
-        local_state = {name: t for name, t in itertools.chain(
-            self._parameters.items(),
-            ((n, b) for n, b in self._buffers.items() if n not in self._non_persistent_buffers)) if t is not None}
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected a Tensor from checkpoint '
-                                  f"but received {type(value)}")
-                continue
-            lazy = is_lazy(param)  # (a lazy module's pre-hook has given it the saved shape, if there was one)
-            if not lazy and param.ndim == 0 and value.shape == (1,):  # (PyTorch 0.3's checkpoints kept (1,))
-                value = value[0]
-            if not lazy and value.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
-                                  f"checkpoint, the shape in current model is {param.shape}.")
-                continue
-            try:
-                with no_grad():  # copying into a leaf that requires grad is not a recorded operation
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if isinstance(value, Parameter):
-                                value.requires_grad_(param.requires_grad)
-                            else:
-                                value = Parameter(value, requires_grad=param.requires_grad)
-                        setattr(self, name, value)
-                    elif not lazy:
-                        param.copy_(value)
-            except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f"{param.size()} and whose dimensions in the checkpoint are {value.size()}, "
-                                  f"an exception occurred : {ex.args}.")
-        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if type(self).set_extra_state is not Module.set_extra_state:
-            if extra_key in state_dict:
-                self.set_extra_state(state_dict[extra_key])
-            elif strict:
-                missing_keys.append(extra_key)
-        elif strict and extra_key in state_dict:
-            unexpected_keys.append(extra_key)
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix) and key != extra_key:
-                    first, *rest = key[len(prefix):].split(".", 1)
-                    if first not in (self._modules if rest else local_state):  # (a dotted name: a sub-module's)
-                        unexpected_keys.append(key)
 
     # -- printing ----------------------------------------------------------------
     def _get_name(self) -> str:
@@ -806,21 +405,3 @@ class Module:
             names += list(store)
         return sorted({name for name in names if not name[0].isdigit()})
 
-
-def _parse_to(*args: Any, device=None, dtype=None, non_blocking: bool = False, **kwargs: Any) -> tuple:
-    """``(device, dtype)`` from any of the forms ``Tensor.to`` and ``Module.to`` accept."""
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword argument(s) {', '.join(kwargs)}")
-    rest = list(args)
-    if rest and isinstance(rest[0], Tensor):
-        other = rest.pop(0)
-        dtype = other.dtype if dtype is None else dtype
-    elif rest and isinstance(rest[0], (str, _device)) or (rest and rest[0] is None):
-        device = rest.pop(0)
-    if rest and not isinstance(rest[0], bool):
-        dtype = rest.pop(0)
-    if rest and isinstance(rest[0], bool):
-        rest.pop(0)  # non_blocking: nothing to overlap on the CPU
-    if rest:
-        raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
-    return device, dtype
