@@ -1,4 +1,7 @@
-"""Comparing whole tensors: isclose (elementwise), allclose and equal (one bool). No gradients.
+"""Comparisons. Elementwise: ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=`` (``eq`` ... ``ge`` and PyTorch's
+longer names, ``greater`` ...), boolean tensors outside the graph, and their in-place forms (``x.eq_(y)``:
+the answer as 1 or 0 in x's dtype, a node with zero gradients). Of whole tensors: isclose
+(elementwise), allclose and equal (one bool). No gradients.
 
 ``isclose`` tests ``|a - b| <= atol + rtol * |b|``: note it is not symmetric, ``b``
 is the reference. The tolerances are for float32 by default; for float64 results
@@ -10,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import dtypes
+from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import broadcast_error, number, type_name
-from minigrad._tensor import Tensor, _tensor_argument
-from minigrad.ops.registry import tensor_method
+from minigrad._tensor import Tensor, _argument, _operand, _tensor_argument
+from minigrad.ops.where import _array, _shape
+from minigrad.ops.registry import alias, tensor_method
 
 def _arrays(fn: str, a: Tensor, b: Tensor) -> tuple:
     b = _tensor_argument(fn, "other", 1, b)
@@ -58,3 +63,75 @@ def equal(a: Tensor, other: Tensor) -> bool:
     """True if the shapes and all values are the same (NaN is never equal)."""
     other = _tensor_argument("equal", "other", 1, other)
     return a.shape == other.shape and bool(np.array_equal(a._data, other._data))
+
+
+# -- elementwise ----------------------------------------------------------------------------------
+def compare(numpy_fn, a, b):
+    """A comparison: a boolean tensor, outside the graph (it has no gradient)."""
+    b = _operand(b)
+    if b is NotImplemented:  # e.g. tensor == None: let Python answer False
+        return NotImplemented
+    x, y = _array(a), _array(b)
+    try:
+        return Tensor._wrap(np.asarray(numpy_fn(x, y)))
+    except ValueError:
+        raise broadcast_error(np.shape(x), np.shape(y)) from None
+
+
+def comparison(dunder: str, method: str, numpy_fn) -> None:
+    """Declare the operator (``x == None`` is NotImplemented, so Python answers False) and the
+    method form, which refuses a non-operand (``x.eq(None)``) with PyTorch's TypeError."""
+    tensor_method(dunder)(lambda self, other: compare(numpy_fn, self, other))
+    tensor_method(method, top_level=True)(
+        lambda self, other: compare(numpy_fn, self, _argument(method, other)))
+
+
+comparison("__eq__", "eq", np.equal)
+comparison("__ne__", "ne", np.not_equal)
+comparison("__lt__", "lt", np.less)
+comparison("__le__", "le", np.less_equal)
+comparison("__gt__", "gt", np.greater)
+comparison("__ge__", "ge", np.greater_equal)
+
+
+
+class Comparison(Function):
+    """``x.eq_(y)`` and the other comparisons in place: the answer written as 1 or 0 in x's dtype.
+    It is flat, so each gradient is 0 (a number ``y`` gets no edge: PyTorch's Scalar overload)."""
+
+    node_name = "EqBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b, numpy_fn):
+        ctx.shapes = a._data.shape, _shape(b)
+        return Tensor._wrap(compare(numpy_fn, a, b)._data.astype(a._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad[:2]
+        zeros = [Tensor._wrap(np.zeros(shape, grad._data.dtype)) if need else None
+                 for shape, need in zip(ctx.shapes, (need_a, need_b))]
+        return zeros[0], zeros[1], None
+
+
+def comparison_inplace(method: str, numpy_fn, longer: str) -> None:
+    """``x.<method>_(y)``, and PyTorch's longer name for it and for ``x.<method>(y)`` (``greater``)."""
+    nodes = {tensor_other: type(f"{method.capitalize()}{'Tensor' if tensor_other else 'Scalar'}", (Comparison,), {
+        "node_name": f"{method.capitalize()}Backward{int(tensor_other)}", "__module__": __name__})
+        for tensor_other in (False, True)}
+
+    def inplace(self, other) -> Tensor:
+        other = _argument(method + "_", other)
+        return self._inplace(nodes[isinstance(other, Tensor)], other, numpy_fn)
+
+    tensor_method(method + "_")(inplace)
+    if longer:
+        alias(longer, method, top_level=True)
+        alias(longer + "_", method + "_")
+
+
+for _method, _numpy_fn, _longer in (("eq", np.equal, ""), ("ne", np.not_equal, "not_equal"),
+                                    ("lt", np.less, "less"), ("le", np.less_equal, "less_equal"),
+                                    ("gt", np.greater, "greater"), ("ge", np.greater_equal, "greater_equal")):
+    comparison_inplace(_method, _numpy_fn, _longer)
+
