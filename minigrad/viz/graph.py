@@ -164,6 +164,8 @@ MIN_TEXT = 12  # px: no text of a picture is shown smaller (1280x720 at 200% sti
 CHAR = 0.6  # width of one monospace character, in font sizes (DejaVu Sans Mono, Menlo, Consolas)
 PAD = 8  # px between a box's text and its border
 GAP = 28  # px between neighbouring ranks (columns or rows) and between boxes of one rank
+COMPACT_GAP, COMPACT_PAD = 16, 5  # px: the compact layouts' gap between ranks and text padding
+MAX_HEIGHT = 340  # px: the tallest a picture is shown (a notebook projected at 853x480 shows 359)
 LANE = 6  # px across for an arrow passing a rank it skips (a slot of its own, ordered with the boxes)
 PORT = 12  # px between the ends of two arrows on one side of a box
 HEAD = 9  # px: the length of an arrow's head
@@ -195,9 +197,10 @@ class GraphPicture:
     with other colours and notes: the backward stepper uses it, so its picture does
     not move between steps.
 
-    ``narrow`` is the same graph laid out top to bottom, for output areas narrower than
-    ``min_width`` (the width below which this layout's text would be shown under
-    ``MIN_TEXT`` px); ``html()`` holds both and the browser shows the one that fits.
+    ``narrow`` is the same graph laid out narrower (compacted, or top to bottom), for output
+    areas narrower than ``min_width`` (the width below which this layout's text would be
+    shown under ``MIN_TEXT`` px); it may have a ``narrow`` of its own (``layouts()`` lists
+    them all). ``html()`` holds them all and the browser shows the one that fits.
     """
 
     def __init__(self, nodes, texts: dict, boxes: dict[Node, Box], edges: dict, width: float, height: float,
@@ -260,9 +263,16 @@ class GraphPicture:
 
     def html(self) -> str:
         """The picture for a page: this layout where it is readable, else the narrow one."""
-        variants = [(0.0, _scrolling(self.narrow)), (self.min_width, _scrolling(self))] if self.narrow \
-            else [(0.0, _scrolling(self))]
-        return style.responsive(variants)
+        chain = self.layouts()[::-1]  # narrowest first
+        return style.responsive([(0.0 if i == 0 else p.min_width, _scrolling(p)) for i, p in enumerate(chain)])
+
+    def layouts(self) -> list[GraphPicture]:
+        """This layout and the narrower ones the page falls back to, widest first."""
+        chain, picture = [], self
+        while picture is not None:
+            chain.append(picture)
+            picture = picture.narrow
+        return chain
 
     def save(self, path: str) -> None:
         """Write the SVG to ``path`` (open it in a browser, or put it in slides)."""
@@ -274,8 +284,10 @@ class GraphPicture:
 
 
 def _scrolling(picture: GraphPicture) -> str:
-    """The SVG, shrunk to its output's width but never below ``min_width`` (then it scrolls)."""
-    return (f"<div style='overflow-x:auto'><div style='min-width:{min(picture.min_width, picture.width):.0f}px'>"
+    """The SVG, shrunk to its output's width but never below ``min_width`` (then it scrolls);
+    one taller than ``MAX_HEIGHT`` even compacted scrolls in a frame of that height."""
+    frame = f";max-height:{MAX_HEIGHT}px;overflow-y:auto" if picture.height > MAX_HEIGHT else ""
+    return (f"<div style='overflow-x:auto{frame}'><div style='min-width:{min(picture.min_width, picture.width):.0f}px'>"
             f"{picture.svg}</div></div>")
 
 
@@ -335,22 +347,33 @@ def draw_graph(
     sizing = {n: t + ("\n" + notes[n] if notes and n in notes else "") for n, t in texts.items()}
     pictures = {}
     for direction in ("LR", "TB"):
-        placed = layout(nodes, edges, sizing, font, direction, max_depth)
-        if placed is not None:
-            pictures[direction] = GraphPicture(nodes, texts, *placed, font, direction)
+        for compact in (False, True):
+            spacing = dict(gap=COMPACT_GAP, pad=COMPACT_PAD) if compact else {}
+            placed = layout(nodes, edges, sizing, font, direction, max_depth, **spacing)
+            if placed is not None:
+                pictures[direction, compact] = GraphPicture(nodes, texts, *placed, font, direction)
     if not pictures:
         return draw_summary(nodes, edges, f"more than {max_depth} steps deep", font)
-    across, down = pictures.get("LR"), pictures.get("TB")
-    if across is not None and across.min_width <= budget:
-        picture = across
-        if down is not None and down.min_width < across.min_width:
-            picture.narrow = down
-    elif down is not None and down.min_width <= budget:
-        picture = down
-    else:
+    # Widest first: across, across compacted (a little narrower: only where across fits a
+    # cell), then top to bottom, compacted
+    # if it would be taller than MAX_HEIGHT. Each is shown from the width its text needs down
+    # to where the next one takes over (style.responsive): the browser picks by the real width.
+    down = pictures.get(("TB", False))
+    if down is None or down.height > MAX_HEIGHT:
+        down = pictures.get(("TB", True), down)
+    across = pictures.get(("LR", False))
+    if across is None or across.min_width > budget:  # the compact one only between the two
+        across = None
+    fitting = [p for p in (across, across and pictures.get(("LR", True)), down)
+               if p is not None and p.min_width <= budget]
+    if not fitting:
         widest = min(p.min_width for p in pictures.values())
         return draw_summary(nodes, edges, f"{widest:.0f} px wide even top to bottom, "
                                           f"more than the {budget} px of a notebook cell", font)
+    picture = last = fitting[0]
+    for narrower in fitting[1:]:
+        if narrower.min_width < last.min_width:
+            last.narrow = last = narrower
     picture.render(highlight, notes)
     return picture
 
@@ -363,8 +386,11 @@ class _Pass(NamedTuple):
     rank: int
 
 
-def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int = MAX_DEPTH):
+def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int = MAX_DEPTH,
+           gap: float = GAP, pad: float = PAD):
     """Place every node: ``(boxes, arrows, width, height)``, or None if deeper than ``max_depth``.
+    ``gap`` is the space between ranks, ``pad`` between a box's text and its border (the
+    compact layouts use less of both).
 
     Nodes are grouped into *units* placed along *ranks*: the columns of a left-to-right
     layout, the rows of a top-to-bottom one. Top to bottom, a leaf used by one
@@ -378,7 +404,7 @@ def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int 
     """
     tb = direction == "TB"
     line = font * 1.25
-    size = {n: (CHAR * font * max(map(len, t.split("\n"))) + 2 * PAD, line * (t.count("\n") + 1) + 2 * PAD)
+    size = {n: (CHAR * font * max(map(len, t.split("\n"))) + 2 * pad, line * (t.count("\n") + 1) + 2 * pad)
             for n, t in texts.items()}
     # Along the rank axis a box is as thick as its rank; across it, as long as its own text.
     across = {n: size[n][0] if tb else size[n][1] for n in nodes}
@@ -421,7 +447,7 @@ def layout(nodes, edges, texts: dict, font: int, direction: str, max_depth: int 
     n_ranks = max(rank[u] for u in units) + 1
     thickness = [max([along[m] for u in units if rank[u] == r for m in members(u)], default=0.0)
                  for r in range(n_ranks)]
-    starts = [sum(thickness[:r]) + GAP * r for r in range(n_ranks)]
+    starts = [sum(thickness[:r]) + gap * r for r in range(n_ranks)]
     centre = {}  # node or slot -> (position along the rank axis, position across it)
     extent = []
     for r in range(n_ranks):

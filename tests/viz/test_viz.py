@@ -674,7 +674,8 @@ OUTPUT_WIDTHS = [421, 460, 673, 860]  # JupyterLab at 853x480 with the sidebar o
 
 def shown_variant(picture, width: float):
     """The layout the browser shows in an output ``width`` px wide (style.responsive's rule)."""
-    return picture if picture.narrow is None or width >= picture.min_width else picture.narrow
+    layouts = picture.layouts()
+    return next((p for p in layouts if width >= p.min_width), layouts[-1])
 
 
 def h_loss():
@@ -700,7 +701,7 @@ def test_every_graph_text_is_12px_or_more_in_every_output_width(make):
 def test_the_three_arrows_leaving_h_are_distinct_and_enclose_no_box():
     h, loss = h_loss()
     picture = draw_graph(loss)
-    for shown in (picture, picture.narrow):
+    for shown in picture.layouts():
         node = h.grad_fn
         leaving = [points for (a, _), points in shown.edges.items() if a is node]
         assert len(leaving) == 3
@@ -739,7 +740,7 @@ def test_a_tall_steppers_window_follows_the_running_node():
     for step in range(1, len(stepper.states) + 1):
         stepper.slider.value = step
         node = stepper.states[step - 1].node
-        for shown in filter(None, (picture, picture.narrow)):
+        for shown in picture.layouts():
             svg = ET_parse(shown.svg)
             _, top, _, height = map(float, svg.get("viewBox").split())
             assert height <= PICTURE_HEIGHT
@@ -864,3 +865,44 @@ def test_lessons_code_lines_fit_a_projected_cell():
                 long += [f"{notebook.parent.name}/{notebook.name} cell {i}: {len(line)}"
                          for line in "".join(cell["source"]).split("\n") if len(line) > 85]
     assert not long, f"{len(long)} code lines longer than 85 characters: {long[:10]}"
+
+
+def test_static_graphs_fit_the_projected_height():
+    """Lesson 04's numbered graph and lesson 00's model graph (both were taller than the 359 px a
+    projected notebook shows): every layout the page may show is at most MAX_HEIGHT px tall,
+    each narrower one takes over where the wider one's text would fall below 12 px, and the
+    compact layouts keep every arrow clear of the boxes."""
+    from minigrad.viz.graph import MAX_HEIGHT
+
+    h, loss = h_loss()
+    numbered = draw_graph(loss, notes={n: f"runs #{i + 1}" for i, n in enumerate(engine.topological_order([loss.grad_fn]))})
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 3))
+    mlp = draw_graph(F.cross_entropy(model(minigrad.randn(300, 2)), minigrad.tensor(np.arange(300) % 3)))
+    for picture in (numbered, mlp):
+        layouts = picture.layouts()
+        widths = [p.min_width for p in layouts]
+        assert widths == sorted(widths, reverse=True) and len(set(widths)) == len(widths)
+        for shown in layouts:
+            assert shown.height <= MAX_HEIGHT, f"a {shown.direction} layout is {shown.height:.0f} px tall"
+            assert_no_arrow_crosses_a_box(shown)
+        for width in OUTPUT_WIDTHS:
+            shown = shown_variant(picture, width)
+            scale = max(min(1.0, width / shown.width), shown.min_width / shown.width)
+            assert shown.font * scale >= 12 - 1e-9 and shown.height * min(1.0, width / shown.width) <= MAX_HEIGHT
+    # at 673 px (the sidebar collapsed) lesson 04's graph goes across, compacted: 690 px did not fit
+    assert shown_variant(numbered, 673).direction == "LR" and numbered.min_width > 673
+
+
+def test_a_graph_too_tall_even_compacted_scrolls_in_a_frame():
+    from minigrad.viz.graph import MAX_HEIGHT
+
+    x = leaf(np.ones(3))
+    h = x
+    for k in range(12):
+        h = (h * 0.5 + float(k)).tanh()
+    picture = draw_graph(h.sum())
+    tall = [p for p in picture.layouts() if p.height > MAX_HEIGHT]
+    assert tall, "a 12-step chain is taller than the screen top to bottom"
+    assert f"max-height:{MAX_HEIGHT}px;overflow-y:auto" in picture._repr_html_()
+
