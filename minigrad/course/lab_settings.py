@@ -6,8 +6,13 @@ write ours into a folder of their own and point ``--LabApp.app_settings_dir`` at
 it, so nothing of the machine's JupyterLab setup is changed (the overrides the
 installation already has are kept, ours added on top):
 
-- widget state saved with the notebook: after a kernel restart and a reload, a
-  stepper or an explorer shows its last picture, not "Error displaying widget";
+- widget state *not* saved with the notebook. jupyterlab-manager (ipywidgets 8) marks a
+  notebook modified for every widget model it registers, those it restores from a saved
+  notebook's state included (``register_model`` calls ``setDirty`` when ``saveState`` is
+  on), so a lesson saved with widget state showed as modified as soon as it was reopened.
+  Our widgets keep a static copy of their last picture below them instead (hidden while the
+  widget is alive; see ``minigrad.viz.style.hide_lost_widget``): after a kernel restart and a
+  reload the audience sees that picture, not "Error displaying widget";
 - JupyterLab's news toast off (it covers outputs on a first launch in class), and
   no update check (the course runs offline);
 - code lines wrapped, so no line of a lesson is cut off on a projector;
@@ -37,7 +42,7 @@ except ImportError:  # no Jupyter: only the settings are of use
     _Contents = object
 
 OVERRIDES = {
-    "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True},
+    "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": False},
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/notebook-extension:tracker": {
         "codeCellConfig": {"lineNumbers": False, "lineWrap": True},

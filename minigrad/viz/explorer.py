@@ -226,7 +226,8 @@ class FunctionExplorer:
     def _static_html(self):
         from IPython.display import HTML
 
-        return HTML(f"<div class='{self.id}-static'>{self.image.value.split('</style>', 1)[1]}"
+        return HTML(f"<div class='{self.id}-static'>{style.hide_lost_widget(self.id + '-static')}"
+                    f"{self.image.value.split('</style>', 1)[1]}"
                     "<p><i>A picture of the function explorer: run the cell to move its sliders.</i></p></div>")
 
     def _ipython_display_(self) -> None:

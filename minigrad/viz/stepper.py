@@ -190,7 +190,7 @@ class BackwardStepper:
     def _static_html(self, svg: str, text: str):
         from IPython.display import HTML
 
-        return HTML(f"<div class='{self.id}-static'><div>{svg}</div><pre style='{TEXT_STYLE}'>{html.escape(text)}</pre>"
+        return HTML(f"<div class='{self.id}-static'>{style.hide_lost_widget(self.id + '-static')}<div>{svg}</div><pre style='{TEXT_STYLE}'>{html.escape(text)}</pre>"
                     "<p><i>A picture of the backward stepper: run the cell to step through it.</i></p></div>")
 
     def _ipython_display_(self) -> None:

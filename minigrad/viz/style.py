@@ -108,3 +108,16 @@ def responsive(variants: list[tuple[float, str]]) -> str:
                      f"#{uid}>.mg-v{i}{{display:block}}}}")
     shown = "".join(f"<div class='mg-v mg-v{i}'>{body}</div>" for i, (_, body) in enumerate(variants))
     return f"<div id='{uid}' style='container-type:inline-size'><style>{''.join(rules)}</style>{shown}</div>"
+
+
+def hide_lost_widget(static_class: str) -> str:
+    """A CSS rule, for a widget's static copy (class ``static_class``, displayed right after the
+    widget): hide the widget's output while it holds no picture, only a line of text.
+
+    A notebook reopened after its kernel stopped has no widget to draw: ipywidgets writes
+    "Error displaying widget: model not found" there, and the static copy below already shows
+    the last picture. A live widget always holds elements, so the rule never hides one.
+    """
+    # (one :has() may not hold another, so the rule hides the output, not its whole row)
+    return (f"<style>.jp-OutputArea-child:has(+ .jp-OutputArea-child .{static_class})"
+            f" > .jp-OutputArea-output:not(:has(*)){{display:none}}</style>")

@@ -12,7 +12,8 @@ serving a *copy* of the course (lessons/ and exercises/ side by side, as a learn
 Chromium (Debian's ``chromium``, driven by Playwright, never a downloaded browser) opens each
 lesson and checks:
 
-- opening it does not mark it modified, and no news toast covers it;
+- opening it does not mark it modified (nor reopening it after a save, a kernel restart and
+  a reload), and no news toast covers it;
 - all cells run without an error;
 - in both sidebar states: every text of every output at least 12 px as shown (SVG text
   through its scale), nothing wider than its cell, every stepper and explorer at most 360 px
@@ -368,7 +369,9 @@ def test_lesson_as_projected(lesson, browser, jupyter, measures, capsys):
         wait_for_kernel(page)
         time.sleep(1)  # what JupyterLab changes on opening, it changes now
         state = page.evaluate(NOTEBOOK_STATE)
+        found["modified on opening"] = state["dirty"]
         assert not state["dirty"], "opening the lesson marked it modified"
+        assert page.locator(".jp-mod-dirty").count() == 0, "opening the lesson put the modified dot on its tab"
         page.evaluate(COUNT_FRAMES)
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         state = wait_idle(page)
@@ -396,7 +399,7 @@ def test_lesson_as_projected(lesson, browser, jupyter, measures, capsys):
             check_stepper(page, lesson)
         if "explorer" in shows:
             check_explorer(page, lesson)
-        check_reopened(page, base, token, lesson)
+        check_reopened(page, base, token, lesson, found)
     finally:  # on failure too: the picture shows what went wrong
         shot = shoot(page, f"{lesson}-last")
         page.close()
@@ -515,18 +518,23 @@ def check_explorer(page, lesson: str) -> None:
     shoot(page, f"{lesson}-explorer-undefined")
 
 
-def check_reopened(page, base: str, token: str, lesson: str) -> None:
-    """Save, restart the kernel, reload: every widget shows its last picture, no error line."""
+def check_reopened(page, base: str, token: str, lesson: str, found: dict) -> None:
+    """Save, restart the kernel, reload: every widget shows its last picture, no error line, and
+    the lesson is not marked modified (ipywidgets marks a notebook modified when it restores
+    saved widget state: the course's settings save none, the static copies show the pictures)."""
     page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function(f"() => !{PANEL}.model.dirty", timeout=WAIT_MS)
     for kernel in api(base, token, "/api/kernels"):
         api(base, token, f"/api/kernels/{kernel['id']}/restart", method="POST")
     page.reload()
     wait_for_kernel(page)
-    time.sleep(2)  # the widget manager restores the saved widgets
+    time.sleep(3)  # what the widget manager and JupyterLab change after a reload, they change now
+    found["modified after reopening"] = page.evaluate(NOTEBOOK_STATE)["dirty"]
+    assert not found["modified after reopening"], "saved, restarted and reloaded, the lesson shows as modified"
+    assert page.locator(".jp-mod-dirty").count() == 0, "a tab shows the modified dot"
     text = page.locator(".jp-Notebook").inner_text()
     assert "Error displaying widget" not in text, "after a reload a widget shows an error instead of its picture"
-    pictures = page.locator(".jp-OutputArea-output .widget-html .mg-explorer:visible, .jp-OutputArea-output .widget-html svg:visible")
+    pictures = page.locator("[class*='-static'] svg:visible")
     if LESSONS[lesson] & {"stepper", "explorer"}:
         visible(pictures.first, "widget's last picture after a restart and reload").scroll_into_view_if_needed()
     shoot(page, f"{lesson}-reopened")

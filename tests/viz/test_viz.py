@@ -816,7 +816,8 @@ def test_lab_settings_for_the_course(tmp_path):
     copy = tmp_path / "copy"
     path = lab_settings.write_settings(copy, tmp_path / "settings")
     settings = json.loads(path.read_text())
-    assert settings["@jupyter-widgets/jupyterlab-manager:plugin"] == {"saveState": True}
+    # no saved widget state: restoring it marks a reopened notebook modified (static copies instead)
+    assert settings["@jupyter-widgets/jupyterlab-manager:plugin"] == {"saveState": False}
     assert settings["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     assert settings["@jupyterlab/notebook-extension:tracker"]["codeCellConfig"]["lineWrap"] is True
     assert "@jupyterlab/docmanager-extension:plugin" not in settings  # a copy autosaves
