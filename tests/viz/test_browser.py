@@ -16,12 +16,13 @@ lesson and checks:
   a reload), and no news toast covers it;
 - all cells run without an error;
 - in both sidebar states: every text of every output at least 12 px as shown (SVG text
-  through its scale), nothing wider than its cell, every stepper and explorer at most 360 px
-  tall (the notebook shows 359 px);
+  through its scale), nothing wider than its cell, every picture of minigrad.viz (graphs,
+  steppers, explorers, sliders, dashboards) at most 360 px tall (the notebook shows 359 px);
 - a stepper steps with the keyboard, the mouse and play, and the running node stays in view;
 - the dashboard shows a dozen frames, lesson 00's first one visibly wrong, and brings itself
   on screen when training starts (Shift+Enter and Ctrl+Enter);
 - the explorer says in words where a function is undefined, and draws the rest;
+- lesson 11's sliders redraw their grids;
 - saved, kernel restarted, page reloaded: no "Error displaying widget", the last pictures show.
 
 Figures go to ``test-artifacts/browser/measures.json`` and screenshots beside it.
@@ -60,9 +61,12 @@ LESSONS = {
     "01_derivatives": {"explorer"},
     "02_graph": {"stepper"},
     "04_topological_backward": {"stepper"},
+    "05_custom_functions": {"dashboard"},
     "08_inplace_and_hooks": {"stepper"},
     "09_higher_order": {"explorer"},
     "10_nn_and_optim": {"dashboard"},
+    "11_cnn": {"dashboard", "sliders"},
+    "12_attention": {"dashboard"},
 }
 COURSE = ("lessons", "exercises")  # served side by side, as `minigrad-course open` serves them
 
@@ -70,6 +74,7 @@ COURSE = ("lessons", "exercises")  # served side by side, as `minigrad-course op
 PROJECTOR = {"viewport": {"width": 853, "height": 480}, "device_scale_factor": 1.5}
 MIN_TEXT_PX = 12
 MAX_WIDGET_PX = 360
+MIN_FRAMES = {"12_attention": 2}  # frames of the dashboard during run-all; lesson 12's short run has 25 steps
 
 pytestmark = pytest.mark.slow
 
@@ -111,6 +116,7 @@ def jupyter(tmp_path_factory):
     env.update(
         JUPYTER_CONFIG_DIR=str(config), JUPYTER_DATA_DIR=str(tmp / "data"),
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), IPYTHONDIR=str(tmp / "ipython"),
+        MINIGRAD_COURSE_FAST="1",  # lesson 12 trains for a minute, not four
         PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     )
     log = open(tmp / "jupyter.log", "w")
@@ -235,11 +241,12 @@ SMALLEST_TEXT = """() => {
 LAYOUT = """() => {
     const panel = window.jupyterapp.shell.currentWidget;
     const outputs = [...panel.content.node.querySelectorAll('.jp-OutputArea-output')];
-    const ours = outputs.filter(o => o.querySelector('.minigrad-graph, .mg-dashboard, .mg-explorer, .widget-vbox'));
+    const ours = outputs.filter(o => o.querySelector('.minigrad-graph, .mg-dashboard, .mg-explorer, .mg-grids, .widget-vbox'));
     const scroller = panel.content.node.querySelector('.jp-WindowedPanel-outer') || panel.content.node;
     return {
         overflowing: outputs.filter(o => o.scrollWidth > o.clientWidth + 1).map(o => o.textContent.slice(0, 60)),
         widgets: ours.filter(o => o.querySelector('.widget-vbox')).map(o => Math.round(o.getBoundingClientRect().height)),
+        pictures: ours.map(o => Math.round(o.getBoundingClientRect().height)),
         tallest: Math.max(0, ...ours.map(o => Math.round(o.getBoundingClientRect().height))),
         outputWidth: Math.max(0, ...outputs.map(o => Math.round(o.getBoundingClientRect().width))),
         visible: Math.round(scroller.getBoundingClientRect().height),
@@ -388,8 +395,8 @@ def test_lesson_as_projected(lesson, browser, jupyter, measures, capsys):
             assert smallest["px"] >= MIN_TEXT_PX, f"sidebar {where}: text shown at {smallest}"
             assert not layout["overflowing"], f"sidebar {where}: outputs wider than the cell: {layout['overflowing']}"
             assert not layout["spilling"], f"sidebar {where}: {layout['spilling']} charts draw outside their frame"
-            assert all(h <= MAX_WIDGET_PX for h in layout["widgets"]), \
-                f"sidebar {where}: a widget is taller than the projected notebook: {layout['widgets']} px"
+            assert all(h <= MAX_WIDGET_PX for h in layout["pictures"]), \
+                f"sidebar {where}: a picture is taller than the projected notebook: {layout['pictures']} px"
         shoot(page, f"{lesson}-run")
         assert not page.locator(".Toastify__toast").count(), \
             "a toast covers the notebook: " + page.locator(".Toastify__toast").first.inner_text()
@@ -399,6 +406,8 @@ def test_lesson_as_projected(lesson, browser, jupyter, measures, capsys):
             check_stepper(page, lesson)
         if "explorer" in shows:
             check_explorer(page, lesson)
+        if "sliders" in shows:
+            check_sliders(page, lesson)
         check_reopened(page, base, token, lesson, found)
     finally:  # on failure too: the picture shows what went wrong
         shot = shoot(page, f"{lesson}-last")
@@ -411,7 +420,8 @@ def check_dashboard(page, lesson: str, found: dict) -> None:
     """A dozen frames during run-all; then the training cell run again, as the lecturer runs it
     with its code on screen: the view brings itself on screen."""
     frames = page.evaluate("window.mgFrames")
-    assert len(set(frames)) >= 12, f"the dashboard showed {len(set(frames))} frames: {frames}"
+    least = MIN_FRAMES.get(lesson, 12)
+    assert len(set(frames)) >= least, f"the dashboard showed {len(set(frames))} frames: {frames}"
     if lesson == "00_tour":
         first = next(f for f in frames if "accuracy" in f)
         accuracy = float(first.split("accuracy ")[1].split(" ")[0])
@@ -534,7 +544,20 @@ def check_reopened(page, base: str, token: str, lesson: str, found: dict) -> Non
     assert page.locator(".jp-mod-dirty").count() == 0, "a tab shows the modified dot"
     text = page.locator(".jp-Notebook").inner_text()
     assert "Error displaying widget" not in text, "after a reload a widget shows an error instead of its picture"
-    pictures = page.locator("[class*='-static'] svg:visible")
-    if LESSONS[lesson] & {"stepper", "explorer"}:
+    pictures = page.locator("[class*='-static'] svg:visible, [class*='-static'] .mg-grids:visible")
+    if LESSONS[lesson] & {"stepper", "explorer", "sliders"}:
         visible(pictures.first, "widget's last picture after a restart and reload").scroll_into_view_if_needed()
     shoot(page, f"{lesson}-reopened")
+
+
+def check_sliders(page, lesson: str) -> None:
+    """Lesson 11's sliders: a key moves one, and the grids are redrawn for its new value."""
+    box = visible(page.locator(".jp-OutputArea-output .widget-vbox", has=page.locator(".mg-grids")).first,
+                  "sliders above grids")
+    box.scroll_into_view_if_needed()
+    caption = box.locator(".mg-grids > div").first  # "output 8 x 8 = (8 + 2*1 - 3) // 1 + 1; ..."
+    assert "// 1 + 1" in caption.inner_text(), caption.inner_text()
+    box.locator(".noUi-handle").nth(1).focus()  # stride
+    page.keyboard.press("ArrowRight")
+    visible(box.locator(".mg-grids > div", has_text="// 2 + 1"), "picture redrawn for stride 2", WAIT_MS)
+    shoot(page, f"{lesson}-sliders")

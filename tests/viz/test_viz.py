@@ -907,3 +907,33 @@ def test_a_graph_too_tall_even_compacted_scrolls_in_a_frame():
     assert tall, "a 12-step chain is taller than the screen top to bottom"
     assert f"max-height:{MAX_HEIGHT}px;overflow-y:auto" in picture._repr_html_()
 
+
+def test_grids_and_sliders_redraw_and_keep_a_static_copy():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("IPython")
+    from unittest import mock
+
+    from minigrad.viz.grids import LABEL, grid_html, side_by_side, sliders
+
+    page = grid_html(np.array([[1, 2], [3, 4]]), "reads", numbers=True, box=(0, 1, 1))
+    assert page.count("<div style='background:") == 4 and ">4</div>" in page and f"font-size:{LABEL}px" in page
+    assert "repeat(2,1fr)" in page and page.count("#f") >= 1  # the boxed cell is orange
+
+    def draw(n=2):
+        if n == 3:
+            raise ValueError("three is not allowed")
+        return side_by_side(grid_html(np.arange(n * n).reshape(n, n), f"{n} x {n}"), caption=f"n = {n}")
+
+    shown = []
+    with mock.patch("IPython.display.display", side_effect=lambda *objs, **kw: shown.extend(objs)), \
+            mock.patch("IPython.display.DisplayHandle.display", lambda self, obj, **kw: shown.append(obj)), \
+            mock.patch("IPython.display.DisplayHandle.update", lambda self, obj, **kw: shown.append(obj)):
+        widget = sliders(draw, n=(1, 4, 2))
+        widget._ipython_display_()
+        widget.sliders["n"].value = 4
+        assert "n = 4" in widget.image.value and "n = 4" in shown[-1].data
+        widget.sliders["n"].value = 3  # draw raises: said in words, the last picture kept
+    assert "ValueError at n = 3: three is not allowed" in widget.message and "n = 4" in widget.image.value
+    static = [o for o in shown if hasattr(o, "data")]
+    assert all(f"{widget.id}-static" in s.data and ":not(:has(*))" in s.data for s in static)
+    assert f".{widget.id}-static{{display:none}}" in widget.image.value
