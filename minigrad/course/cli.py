@@ -192,7 +192,7 @@ def _open(parser: argparse.ArgumentParser, folder: Path | None, extra: list[str]
         parser.error(f"{folder} has no {FIRST_LESSON}: make a course folder there with `minigrad-course init "
                      f"{folder}`, then `minigrad-course open {folder}` (JupyterLab's own flags go after `--`)")
     folder = folder.resolve()
-    from minigrad.course.lab_settings import lab_arguments  # widget state saved, news off, lines wrapped
+    from minigrad.course.lab_settings import lab_arguments  # no widget state saved (static copies), news off, lines wrapped
 
     command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={folder}", str(folder / FIRST_LESSON),
                *lab_arguments(folder), *extra]
