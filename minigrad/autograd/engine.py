@@ -5,7 +5,7 @@ accumulators, which share one sequence number) run, and call their hooks, in PyT
 from __future__ import annotations
 
 from minigrad.core.engine import (  # noqa: F401
-    _add_to_buffer, _chain_order, _GraphTask, _plan, _run_instrumented, observe, run_backward, topological_order,
+    _add_to_buffer, _by_ready_queue, _GraphTask, _plan, _run_instrumented, observe, run_backward, topological_order,
     use_order,
 )
 from minigrad.core.instrumented import current_graph_task_id, will_engine_execute_node  # noqa: F401

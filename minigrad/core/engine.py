@@ -2,12 +2,10 @@
 
 Two steps, both iterative so that a graph 100,000 nodes deep needs no recursion:
 
-1. ``topological_order``: count, for every node, how many edges lead into it
-   from its consumers; then repeatedly take a node whose consumers have all
-   run (Kahn's algorithm). Among ready nodes, the most recently created runs
-   first, as in PyTorch: this keeps memory low and the order deterministic.
-   (A graph that is one path, such as ``f(x)`` on a leaf, has one order: the
-   path itself, found without counting.)
+1. ``topological_order``: every node reachable from the output, newest first,
+   as in PyTorch (a node is always newer than the nodes it sends gradients to,
+   so sorting by creation order is a topological order); each leaf's
+   accumulator runs right after its last consumer.
 2. ``run_backward``: walk that order; each node gets the sum of the gradients
    its consumers sent it, runs its backward, and sends a gradient to each input.
    Unless ``retain_graph``, a node frees its saved tensors right after it runs.
@@ -16,7 +14,7 @@ Side concerns sit in helpers beside the loop, behind one check per node: a
 node with hooks (``register_prehook``/``register_hook``), any node in anomaly
 mode (``Extensions.anomaly``), and any node of a pass that computes only some
 gradients (``autograd.grad``, ``backward(inputs=...)``: ``_plan``) runs through
-``_run_instrumented``. Which ready node runs first is ``Extensions.ReadyQueue``'s choice.
+``_run_instrumented``. Among accumulators ready at once, ``Extensions.ReadyQueue`` picks.
 """
 from __future__ import annotations
 
@@ -27,68 +25,53 @@ import numpy as np
 
 from minigrad.core.extension import Extensions
 from minigrad.core.grad_mode import _GradMode
-from minigrad.core.graph import Node
-from minigrad.core.instrumented import _GraphTask, _plan, _run_instrumented
+from minigrad.core.graph import _ACCUMULATE_GRAD_SEQUENCE_NR as _ACCUMULATOR, Node
+from minigrad.core.instrumented import _by_ready_queue, _GraphTask, _newest_first, _plan, _run_instrumented
 
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
-    """Every node reachable from ``roots``, each after all of its consumers."""
-    if len(roots) == 1:
-        chain = _chain_order(roots[0])
-        if chain is not None:
-            return chain
-    dependencies: dict[Node, int] = {}  # also the set of nodes reached through an edge
-    root_set = set(roots)
-    stack = list(root_set)
-    while stack:
-        for child, _ in stack.pop().next_functions:
-            if child is None:
-                continue
-            if child in dependencies:
-                dependencies[child] += 1
-            else:
-                dependencies[child] = 1
-                if child not in root_set:
-                    stack.append(child)
+    """Every node reachable from ``roots``, each after all of its consumers, in PyTorch's order.
 
-    ready = Extensions.ReadyQueue()
-    for node in sorted((node for node in root_set if node not in dependencies), key=_newest_first):
-        ready.push(node)
-    order = []
-    while ready.heap:
-        node = ready.pop()
-        order.append(node)
+    PyTorch runs the newest ready node first. A node is always newer than the nodes that made
+    its inputs, so the newest node not yet run is always ready: newest first is simply the
+    nodes sorted by creation. The leaves' accumulators share the largest number, so each runs
+    as soon as its last consumer has run. (If several become ready at once and their order can
+    be seen, by hooks or an observer, PyTorch's ready queue decides it: ``instrumented.py``.)
+    """
+    nodes, waiting, stack = set(roots), {}, list(roots)  # waiting: accumulator -> its edges not run yet
+    while stack:
+        node = stack.pop()
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            dependencies[child] -= 1
-            if dependencies[child] == 0:
-                ready.push(child)
+            if child._sequence_nr == _ACCUMULATOR:
+                waiting[child] = waiting.get(child, 0) + 1
+            elif child._sequence_nr > node._sequence_nr:  # (a node made after its consumer: not by apply)
+                return _by_ready_queue(roots)
+            if child not in nodes:
+                nodes.add(child)
+                stack.append(child)
+    order = [node for node in roots if node._sequence_nr == _ACCUMULATOR and node not in waiting]
+    if len(order) > 1 and _ties_seen(order):
+        return _by_ready_queue(roots)
+    for node in sorted([n for n in nodes if n._sequence_nr != _ACCUMULATOR], key=_newest_first):
+        order.append(node)
+        ready = 0
+        for child, _ in node.next_functions:
+            if child in waiting:
+                waiting[child] -= 1
+                if not waiting[child]:
+                    order.append(child)
+                    ready += 1
+        if ready > 1 and _ties_seen(order[-ready:]):
+            return _by_ready_queue(roots)
     return order
 
 
-def _newest_first(node: Node) -> int:
-    return -node._sequence_nr
-
-
-def _chain_order(node: Node) -> list[Node] | None:
-    """The order of a graph that is one path (each node leads to at most one other node), or None.
-
-    A path has one topological order, itself: no dependency counts, no heap.
-    (A custom Function on a leaf, ``y = f(x)``, is such a graph.)
-    """
-    order = [node]
-    while True:
-        following = None
-        for child, _ in node.next_functions:
-            if child is not None and child is not following:
-                if following is not None:
-                    return None  # it branches: the general algorithm decides the order
-                following = child
-        if following is None:
-            return order
-        order.append(following)
-        node = following
+def _ties_seen(accumulators: list[Node]) -> bool:
+    """Whether the order of accumulators ready at the same time can be seen."""
+    return bool(_observers) or any(n._pre_hooks is not None or n._node_hooks is not None or
+                                   n.variable._post_accumulate_grad_hooks for n in accumulators)
 
 
 _order_function: Callable[[Sequence[Node]], list[Node]] = topological_order

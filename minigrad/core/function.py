@@ -155,19 +155,13 @@ class FunctionCtx(Node):
 
     Its class is generated per Function (``ExpBackward``) and holds what is the
     same for every call: ``_forward_cls``, ``_user_backward``, ``_custom``,
-    ``_operands``, ``_node_name``. What one call keeps is declared here, in
-    ``__slots__``, and set in ``__init__``; forward may add attributes of its own
-    (``ctx.shape = ...``).
+    ``_operands``, ``_node_name``. What one call keeps is declared here: in
+    ``__slots__``, or as a class default that the call's own value replaces;
+    forward may add attributes of its own (``ctx.shape = ...``).
     """
 
     __slots__ = (
         "needs_input_grad",  # one bool per forward argument: whether it needs a gradient
-        "_to_save",  # what forward passed to save_for_backward, until the call is recorded
-        "_saved",  # then packed as SavedTensors; None again once freed
-        "_freed",  # release_variables ran: a second backward must fail
-        "_dirty",  # inputs forward changed in place (mark_dirty)
-        "_non_differentiable",  # outputs that get no gradient (mark_non_differentiable)
-        "_materialize_grads",  # backward gets zeros (True) or None for outputs without a gradient
         # Set by _record, with the node's own state (Node.__init__): a call that records nothing
         # (no_grad, or no input needs a gradient) never becomes a node and pays for none of it.
         "_input_meta",  # per forward argument: (shape, dtype) if it has an edge, else None
@@ -176,13 +170,16 @@ class FunctionCtx(Node):
         # built-in op's non-differentiable outputs (max(dim)'s indices) get no slot, as in PyTorch.
         "_output_positions",
     )
+    # What a call keeps only if it uses it: class defaults, which the call's own values shadow.
+    _to_save = ()  # what forward passed to save_for_backward, until the call is recorded
+    _saved = None  # then packed as SavedTensors; None again once freed
+    _freed = False  # release_variables ran: a second backward must fail
+    _dirty = ()  # inputs forward changed in place (mark_dirty)
+    _non_differentiable = ()  # outputs that get no gradient (mark_non_differentiable)
+    _materialize_grads = True  # backward gets zeros (True) or None for outputs without a gradient
 
     def __init__(self, needs_input_grad: tuple) -> None:
         self.needs_input_grad = needs_input_grad
-        self._to_save = self._dirty = self._non_differentiable = ()
-        self._saved = None
-        self._freed = False
-        self._materialize_grads = True
 
     # -- what forward may call -------------------------------------------------
     def save_for_backward(self, *tensors) -> None:

@@ -252,6 +252,7 @@ def _apply_unrecorded(cls: type, args: tuple):
     if ctx._dirty:
         _mark_dirty_outputs(ctx, args, outputs if type(outputs) is tuple else (outputs,), False)
     for out in outputs if type(outputs) is tuple else (outputs,):
-        if isinstance(out, _graph.Tensor) and out._view_meta is not None:
-            out._view_meta.no_grad = True  # (only the views layer makes tensors with _view_meta)
+        view_meta = getattr(out, "_view_meta", None)  # (only the views layer makes tensors with _view_meta)
+        if view_meta is not None:
+            view_meta.no_grad = True
     return outputs

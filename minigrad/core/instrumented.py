@@ -5,6 +5,8 @@ on, or the pass computes only some gradients (``autograd.grad``,
 ``backward(inputs=...)``). Then it comes here: its tensor hooks, then what the
 pass's plan says (visit only, capture its gradient), its node pre-hooks, the
 node, its post-hooks, and, in anomaly mode, the checks of ``Extensions.anomaly``.
+Also the long way to the order (``_by_ready_queue``), for when several leaves'
+accumulators are ready at once and hooks or an observer can see their order.
 """
 from __future__ import annotations
 
@@ -137,3 +139,38 @@ def _checked_hook_result(hook: Callable, result, original: Sequence) -> tuple:
         if old is None and new is not None:
             raise RuntimeError("can't replace a None gradient with a non-None value")
     return result
+
+
+def _by_ready_queue(roots: Sequence[Node]) -> list[Node]:
+    """The same order, as PyTorch's engine finds it: count each node's consumers, then repeatedly
+    run the newest node whose consumers have all run (Kahn's algorithm), ties by ``ReadyQueue``."""
+    dependencies: dict[Node, int] = {}  # also the set of nodes reached through an edge
+    root_set = set(roots)
+    stack = list(root_set)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            if child in dependencies:
+                dependencies[child] += 1
+            else:
+                dependencies[child] = 1
+                if child not in root_set:
+                    stack.append(child)
+    ready = Extensions.ReadyQueue()
+    for node in sorted((node for node in root_set if node not in dependencies), key=_newest_first):
+        ready.push(node)
+    order = []
+    while ready.heap:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                dependencies[child] -= 1
+                if dependencies[child] == 0:
+                    ready.push(child)
+    return order
+
+
+def _newest_first(node: Node) -> int:
+    return -node._sequence_nr

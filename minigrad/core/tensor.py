@@ -35,16 +35,16 @@ class _VersionCounter:
 
     __slots__ = ("value", "inference")
 
-    def __init__(self) -> None:
+    def __init__(self, inference: bool = False) -> None:
         self.value = 0
-        self.inference = _GradMode.inference  # made in inference_mode: is_inference(), never saved for backward
+        self.inference = inference  # made in inference_mode: is_inference(), never saved for backward
 
 
 class Tensor:
     """An n-dimensional array with automatic differentiation."""
 
     __slots__ = (
-        "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
+        "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_counter",
         "_base", "_view_meta", "_hooks", "_grad_accumulator", "_post_accumulate_grad_hooks", "__weakref__",
     )
     __array_ufunc__ = None  # make `ndarray * tensor` call Tensor.__rmul__ instead of looping in NumPy
@@ -55,7 +55,7 @@ class Tensor:
         self._grad = None
         self._grad_fn = None  # (the grad_fn property brings a view's history up to date first)
         self._output_nr = 0
-        self._version_counter = _VersionCounter()
+        self._counter = _VersionCounter(True) if _GradMode.inference else None  # (else made when first asked for)
         self._base = None  # for a view (the views layer): the tensor that owns the memory
         self._view_meta = None  # for a view: how to take it again from _base (Extensions.views)
         self._hooks = None
@@ -188,6 +188,17 @@ class Tensor:
     @data.setter
     def data(self, value: "Tensor") -> None:  # (minigrad/_tensor.py adds PyTorch's checks)
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value, dtype=self._data.dtype)
+
+    @property
+    def _version_counter(self) -> _VersionCounter:
+        """How many times these values were changed in place; shared by views of the same memory."""
+        if self._counter is None:
+            self._counter = _VersionCounter()
+        return self._counter
+
+    @_version_counter.setter
+    def _version_counter(self, counter: _VersionCounter) -> None:
+        self._counter = counter
 
     @property
     def _version(self) -> int:

@@ -61,7 +61,7 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
         # (the common cases, two tensors of one dtype and a float tensor with a Python float,
         # keep the tensor's dtype: no promotion rules to work through)
         same = type(x) is np.ndarray and (
-            type(y) is np.ndarray and x.dtype == y.dtype or type(y) is float and x.dtype.kind == "f")
+            type(y) is np.ndarray and x.dtype == y.dtype or (type(y) is float or type(y) is int) and x.dtype.kind == "f")
         result_dtype = x.dtype if same else dtypes.result_type(x, y)
     if not same and result_dtype.kind == "f":
         x, y = _computed_in(x, result_dtype), _computed_in(y, result_dtype)

@@ -295,7 +295,8 @@ class Expand(Function):
                 f"the number of dimensions in the tensor ({a.ndim})"
             )
         lead = len(sizes) - a.ndim
-        shape = tuple(a.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))
+        shape = tuple(a.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes)) if (
+            -1 in sizes) else tuple(sizes)
         for i in range(a.ndim):
             if a.shape[i] != 1 and a.shape[i] != shape[lead + i]:
                 raise RuntimeError(
