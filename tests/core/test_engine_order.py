@@ -91,3 +91,40 @@ def test_ready_queue_is_a_max_heap(operations):
     runs.append(current)
     for run_ in runs:
         assert run_ == sorted(run_, reverse=True)
+
+
+def _graph(program):
+    """The program's graph without hooks (its roots' nodes), built in minigrad."""
+    n_leaves, steps, roots = program
+    values = [minigrad.tensor([0.5 + 0.25 * i, -0.3], dtype=minigrad.float64, requires_grad=True)
+              for i in range(n_leaves)]
+    for op, a, b, _ in steps:
+        x, y = values[a], values[b]
+        values.append({"mul": lambda: x * y, "add": lambda: x + y, "sub": lambda: x - y, "exp": lambda: x.exp(),
+                       "sin": lambda: x.sin(), "sum_keep": lambda: x.sum(0, keepdim=True) * y}[op]())
+    return values, [values[r].grad_fn or values[r]._edge()[0] for r in roots]
+
+
+@settings(max_examples=300, deadline=None)
+@given(program=programs())
+def test_the_sorted_order_is_the_ready_queues_order(program):
+    """Without hooks, backward's order is the nodes sorted newest first, each accumulator right after
+    its last consumer: the ready queue's order (Kahn's algorithm, run here too), except that
+    accumulators ready at the same moment may come in another order among themselves."""
+    from minigrad.autograd.engine import _by_ready_queue, topological_order
+
+    values, roots = _graph(program)
+    fast, slow = topological_order(roots), _by_ready_queue(roots)
+    assert len(fast) == len(slow) == len(set(fast))
+
+    def runs(order):  # each non-accumulator, followed by the set of accumulators after it
+        out, current = [], [None, set()]
+        for node in order:
+            if isinstance(node, minigrad.autograd.graph.AccumulateGrad):
+                current[1].add(node)
+            else:
+                out.append(current)
+                current = [node, set()]
+        return out + [current]
+
+    assert runs(fast) == runs(slow)
