@@ -24,7 +24,7 @@ class CheckedSavedTensor(_graph.SavedTensor):
     __slots__ = ("had_history",)
 
     def __init__(self, tensor, output_nr: int | None) -> None:
-        if tensor._version_counter.inference:
+        if tensor._counter is not None and tensor._counter.inference:  # (an inference tensor's counter is made with it)
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a "
                                "clone to get a normal tensor and use it in autograd.")
         super().__init__(tensor, output_nr)

@@ -130,9 +130,9 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
-    def __init__(self, variable) -> None:
-        super().__init__()
-        self._sequence_nr = _ACCUMULATE_GRAD_SEQUENCE_NR
+    def __init__(self, variable) -> None:  # (Node.__init__'s fields, written here: one is made per leaf per graph)
+        self.next_functions, self._num_outputs, self._sequence_nr = (), 1, _ACCUMULATE_GRAD_SEQUENCE_NR
+        self._retains_grad = self._node_hooks = self._metadata = None
         self.variable = variable
         # A leaf's tensor hooks live on the leaf; while it has some, this is not None, so the engine
         # calls _call_pre_hooks (Tensor.register_hook sets it on a leaf's live accumulator).
@@ -191,8 +191,8 @@ class SavedTensor:
 
     def __init__(self, tensor, output_nr: int | None) -> None:
         self.output_nr = output_nr
-        self.version_counter = tensor._version_counter
-        self.saved_version = tensor._version_counter.value
+        self.version_counter = counter = tensor._version_counter
+        self.saved_version = counter.value
         self.unpack_hook = None
         if Extensions.saved_tensor_hooks:  # the innermost saved_tensors_hooks block keeps what it packs
             Extensions.saved_tensor_hooks[-1].pack(self, tensor)
