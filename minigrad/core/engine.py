@@ -19,6 +19,7 @@ gradients (``autograd.grad``, ``backward(inputs=...)``: ``_plan``) runs through
 from __future__ import annotations
 
 import contextlib
+from operator import attrgetter
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -26,7 +27,7 @@ import numpy as np
 from minigrad.core.extension import Extensions
 from minigrad.core.grad_mode import _GradMode
 from minigrad.core.graph import _ACCUMULATE_GRAD_SEQUENCE_NR as _ACCUMULATOR, Node
-from minigrad.core.instrumented import _by_ready_queue, _GraphTask, _newest_first, _plan, _run_instrumented
+from minigrad.core.instrumented import _by_ready_queue, _GraphTask, _plan, _run_instrumented
 
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
@@ -38,9 +39,13 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
     as soon as its last consumer has run. (If several become ready at once and their order can
     be seen, by hooks or an observer, PyTorch's ready queue decides it: ``instrumented.py``.)
     """
-    nodes, waiting, stack = set(roots), {}, list(roots)  # waiting: accumulator -> its edges not run yet
+    nodes, waiting = [], {}  # nodes: all but the accumulators; waiting: accumulator -> its edges not run yet
+    seen, stack = set(roots), list(roots)
     while stack:
         node = stack.pop()
+        if node._sequence_nr == _ACCUMULATOR:  # (a leaf as a root: leaf.backward())
+            continue
+        nodes.append(node)
         for child, _ in node.next_functions:
             if child is None:
                 continue
@@ -48,13 +53,14 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
                 waiting[child] = waiting.get(child, 0) + 1
             elif child._sequence_nr > node._sequence_nr:  # (a node made after its consumer: not by apply)
                 return _by_ready_queue(roots)
-            if child not in nodes:
-                nodes.add(child)
+            elif child not in seen:
+                seen.add(child)
                 stack.append(child)
     order = [node for node in roots if node._sequence_nr == _ACCUMULATOR and node not in waiting]
     if len(order) > 1 and _ties_seen(order):
         return _by_ready_queue(roots)
-    for node in sorted([n for n in nodes if n._sequence_nr != _ACCUMULATOR], key=_newest_first):
+    nodes.sort(key=_sequence_nr, reverse=True)
+    for node in nodes:
         order.append(node)
         ready = 0
         for child, _ in node.next_functions:
@@ -74,6 +80,7 @@ def _ties_seen(accumulators: list[Node]) -> bool:
                                    n.variable._post_accumulate_grad_hooks for n in accumulators)
 
 
+_sequence_nr = attrgetter("_sequence_nr")
 _order_function: Callable[[Sequence[Node]], list[Node]] = topological_order
 _observers: list[Callable] = []
 

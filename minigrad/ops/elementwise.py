@@ -34,6 +34,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
+from minigrad.core.grad_mode import _GradMode
 from minigrad.ops.broadcast import broadcast_error, number, sum_to
 from minigrad.ops.layout import like_first
 from minigrad._tensor import Tensor, _argument, _tensor_argument
@@ -63,6 +64,9 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
         same = type(x) is np.ndarray and (
             type(y) is np.ndarray and x.dtype == y.dtype or (type(y) is float or type(y) is int) and x.dtype.kind == "f")
         result_dtype = x.dtype if same else dtypes.result_type(x, y)
+        if type(y) is float and same:
+            y = result_dtype.type(y)  # (the same product: NumPy casts a Python float to the array's float dtype
+            # first, but finds that out more slowly than this line)
     if not same and result_dtype.kind == "f":
         x, y = _computed_in(x, result_dtype), _computed_in(y, result_dtype)
     try:
@@ -74,6 +78,20 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
     if out.ndim > 1 and type(x) is np.ndarray and not x.flags.c_contiguous:  # (rare: a transposed operand)
         out = like_first(out, x)
     return Tensor._wrap(out)
+
+
+def _grad_times(grad: Tensor, x) -> Tensor:
+    """``grad * x`` in a backward: NumPy's product itself when nothing records it (no
+    ``create_graph``) and no dtype or layout rule of ``_binary`` applies, else the tensor op."""
+    if not _GradMode.enabled:
+        g = grad._data
+        if g.ndim < 2 or g.flags.c_contiguous:
+            if isinstance(x, Tensor):
+                if x._data.dtype == g.dtype:
+                    return Tensor._wrap(g * x._data)
+            elif (type(x) is float or type(x) is int) and g.dtype.kind == "f":
+                return Tensor._wrap(g * x)
+    return grad * x
 
 
 def _computed_in(operand, dtype: np.dtype):
@@ -187,8 +205,8 @@ class Mul(Function):
         a, b = _saved_operands(ctx)
         need_a, need_b = ctx.needs_input_grad
         shape_a, shape_b = ctx.shapes
-        return (sum_to(grad * b, shape_a) if need_a else None,
-                sum_to(grad * a, shape_b) if need_b else None)
+        return (sum_to(_grad_times(grad, b), shape_a) if need_a else None,
+                sum_to(_grad_times(grad, a), shape_b) if need_b else None)
 
 
 binary_operator("mul", "mul", Mul.apply, Mul.apply)

@@ -14,7 +14,7 @@ from minigrad import return_types
 from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, type_name
 from minigrad.ops.elementwise import Maximum, Where
-from minigrad.ops.shape import Expand
+from minigrad.ops.shape import expanded
 from minigrad.ops.subscript import IndexAdd
 from minigrad.ops.special import Minimum
 from minigrad._tensor import Tensor
@@ -42,7 +42,7 @@ class Sum(Function):
     def backward(ctx, grad):
         if not ctx.keepdim and grad.ndim:  # a 0-d gradient expands to any shape as it is
             grad = grad.reshape(_keepdim_shape(ctx.input_shape, ctx.dims))
-        return Expand.apply(grad, ctx.input_shape), None, None
+        return expanded(grad, ctx.input_shape), None, None
 
 
 class Mean(Function):

@@ -22,6 +22,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
+from minigrad.core.grad_mode import _GradMode
 from minigrad.ops.broadcast import NOT_GIVEN, normalize_dims, sum_to, wrap_dim
 from minigrad.ops.layout import strided_view
 from minigrad._tensor import Tensor, _ViewMeta, _sizes, _tensor_argument
@@ -314,6 +315,17 @@ class Expand(Function):
         if ctx.input_shape == ():  # PyTorch's sum_to always sums to a 0-d shape: a new tensor, never grad itself
             return grad.sum(), None
         return sum_to(grad, ctx.input_shape), None
+
+
+def expanded(grad: Tensor, shape: tuple) -> Tensor:
+    """``grad.expand(shape)`` in a backward, whose shapes fit by construction: when nothing records it
+    (no ``create_graph``), the very view ``Expand`` makes, without the trip through ``apply``."""
+    if _GradMode.enabled:
+        return Expand.apply(grad, shape)
+    out = view_of(grad, strided_view(grad._data, shape, _expand_strides(grad._data, shape)), (Expand, (shape,)))
+    if out._view_meta is not None:
+        out._view_meta.no_grad = True  # (as _apply_unrecorded marks a view made in no_grad mode)
+    return out
 
 
 @tensor_method()
