@@ -96,7 +96,8 @@ def _hooked(step: Callable) -> Callable:
         self = args[0]
         if self._stepping:
             return step(*args, **kwargs)
-        for pre_hook in itertools.chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+        for pre_hook in (itertools.chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values())
+                         if _global_optimizer_pre_hooks or self._optimizer_step_pre_hooks else ()):
             result = pre_hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -109,8 +110,8 @@ def _hooked(step: Callable) -> Callable:
             out = step(*args, **kwargs)
         finally:
             self._stepping = False
-        for post_hook in itertools.chain(self._optimizer_step_post_hooks.values(),
-                                         _global_optimizer_post_hooks.values()):
+        for post_hook in (itertools.chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values())
+                          if _global_optimizer_post_hooks or self._optimizer_step_post_hooks else ()):
             post_hook(self, args, kwargs)
         return out
 
@@ -145,10 +146,22 @@ def blocks(arrays: list[np.ndarray], writes: list[bool], scratch: int):
     elementwise computation the result is the same, bit for bit, as on the whole arrays.
     """
     first = arrays[0]
+    if first.size <= BLOCK:  # (the usual case: one block, a list rather than a generator)
+        key = (first.dtype, first.shape, scratch)
+        cache = getattr(_scratch, "views", None)
+        if cache is None:
+            cache = _scratch.views = {}
+        views = cache.get(key)
+        if views is None:  # the scratch arrays' first elements in this shape, made once per shape
+            views = cache[key] = tuple(s[:first.size].reshape(first.shape) for s in _scratch_arrays(first.dtype, scratch))
+        return [(*arrays, *views)]
+    return _blocks(arrays, writes, scratch)
+
+
+def _blocks(arrays: list[np.ndarray], writes: list[bool], scratch: int):
+    """``blocks`` of arrays larger than one block."""
+    first = arrays[0]
     spare = _scratch_arrays(first.dtype, scratch)
-    if first.size <= BLOCK:
-        yield (*arrays, *(s[:first.size].reshape(first.shape) for s in spare))
-        return
     if all(a.flags.c_contiguous for a in arrays):  # (the usual case: slicing is cheaper than nditer)
         flat = [a.reshape(-1) for a in arrays]
         for start in range(0, first.size, BLOCK):
