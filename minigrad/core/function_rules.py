@@ -23,12 +23,19 @@ class CheckedSavedTensor(_graph.SavedTensor):
 
     __slots__ = ("had_history",)
 
-    def __init__(self, tensor, output_nr: int | None) -> None:
-        if tensor._counter is not None and tensor._counter.inference:  # (an inference tensor's counter is made with it)
+    def __init__(self, tensor, output_nr: int | None) -> None:  # (SavedTensor.__init__'s lines, inlined: one per saved tensor)
+        counter = tensor._version_counter
+        if counter.inference:
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a "
                                "clone to get a normal tensor and use it in autograd.")
-        super().__init__(tensor, output_nr)
+        self.output_nr, self.version_counter, self.saved_version, self.unpack_hook = output_nr, counter, counter.value, None
         self.had_history = output_nr is None and tensor._grad_fn is not None
+        if Extensions.saved_tensor_hooks:  # the innermost saved_tensors_hooks block keeps what it packs
+            Extensions.saved_tensor_hooks[-1].pack(self, tensor)
+        elif output_nr is None:
+            self.tensor = tensor
+        else:
+            self.tensor, self.data, self.requires_grad = None, tensor._data, tensor.requires_grad
 
     def unpack(self, node):
         if self.had_history and self.unpack_hook is None and self.tensor._grad_fn is None and self.tensor._base is None:
