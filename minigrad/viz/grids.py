@@ -6,8 +6,9 @@
 
 A grid is a CSS grid of square cells, each number HTML text of ``LABEL`` px, so it stays
 readable at any width a notebook gives it (a picture drawn by matplotlib is shrunk with its
-text into a narrow output). Two grids sit side by side, at most ``GRID_MAX`` px each, so the
-sliders and both grids fit 360 px of height on a projected screen.
+text into a narrow output). Cells are at most ``CELL`` px and a grid at most ``GRID_MAX`` px
+on its longer side; grids side by side shrink together, so the sliders and the grids fit
+360 px of height on a projected screen.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from minigrad.viz import style
 
 LABEL = 13  # px: every number and title
 GRID_MAX = 210  # px: the widest (and tallest) a grid is drawn
+CELL = 28  # px: the largest a cell is drawn (two digits at LABEL px fit)
 
 
 def _mix(colour: str, strength: float) -> str:
@@ -30,10 +32,12 @@ def _mix(colour: str, strength: float) -> str:
 
 
 def grid_html(values, title: str, *, numbers: bool = False, box: tuple[int, int, int] | None = None,
-              colour: str = style.BLUE, shades: np.ndarray | None = None) -> str:
+              colour: str = style.BLUE, shades: np.ndarray | None = None, categories: bool = False) -> str:
     """An ``n x m`` grid of ``values``, each cell shaded by its value (``shades``, 0 to 1, if
-    given, else the value over the largest one), its number written in it if ``numbers``.
-    ``box = (row, column, size)`` outlines a square of cells in orange (a kernel's window)."""
+    given, else the value over the largest one), its number written in it if ``numbers``;
+    with ``categories``, each whole number has a pale colour of its own instead (the same
+    number, the same colour, in every grid). ``box = (row, column, size)`` colours a square
+    of cells orange (a kernel's window)."""
     values = np.asarray(values)
     rows, columns = values.shape
     if shades is None:
@@ -43,15 +47,22 @@ def grid_html(values, title: str, *, numbers: bool = False, box: tuple[int, int,
     for (r, c), value in np.ndenumerate(values):
         shade = float(shades[r, c])
         inside = box is not None and box[0] <= r < box[0] + box[2] and box[1] <= c < box[1] + box[2]
-        background = _mix(style.ORANGE, 0.55 + 0.3 * shade) if inside else _mix(colour, 0.08 + 0.85 * shade)
+        if categories:
+            background, shade = _mix(style.PALETTE[int(value) % len(style.PALETTE)], 0.3), 0.0
+        else:
+            background = _mix(colour, 0.08 + 0.85 * shade)
+        if inside:
+            background = _mix(style.ORANGE, 0.55 + 0.3 * shade)
         ink = "#fff" if shade > 0.55 and not inside else "#000"
         text = html.escape(f"{value:g}") if numbers else ""
         cells.append(f"<div style='background:{background};color:{ink};display:flex;align-items:center;"
                      f"justify-content:center;font-size:{LABEL}px;line-height:1;overflow:hidden'>{text}</div>")
-    return (f"<div style='flex:1 1 0;min-width:0;max-width:{GRID_MAX}px'>"
+    side = min(CELL, GRID_MAX / max(rows, columns))  # px per cell, at most: square cells
+    return (f"<div style='flex:0 1 auto;min-width:0'>"
             f"<div style='font-size:{LABEL}px;margin:0 0 3px'>{html.escape(title)}</div>"
             f"<div class='mg-grid' style='display:grid;grid-template-columns:repeat({columns},1fr);gap:1px;"
-            f"background:#bbb;border:1px solid #bbb;aspect-ratio:{columns}/{rows}'>{''.join(cells)}</div></div>")
+            f"background:#bbb;border:1px solid #bbb;width:{side * columns:.0f}px;max-width:100%;"
+            f"aspect-ratio:{columns}/{rows}'>{''.join(cells)}</div></div>")
 
 
 def side_by_side(*parts: str, caption: str = "") -> str:

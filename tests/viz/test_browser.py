@@ -62,6 +62,8 @@ LESSONS = {
     "02_graph": {"stepper"},
     "04_topological_backward": {"stepper"},
     "05_custom_functions": {"dashboard"},
+    "06_broadcasting": {"sliders"},
+    "07_numba": {"sliders"},
     "08_inplace_and_hooks": {"stepper"},
     "09_higher_order": {"explorer"},
     "10_nn_and_optim": {"dashboard"},
@@ -77,6 +79,25 @@ MAX_WIDGET_PX = 360
 MIN_FRAMES = {"12_attention": 2}  # frames of the dashboard during run-all; lesson 12's short run has 25 steps
 
 pytestmark = pytest.mark.slow
+
+
+# What makes a lesson show a widget or a live view (the names lessons call).
+WIDGET_CALLS = {"BackwardStepper(": "stepper", "function_explorer(": "explorer", "FunctionExplorer(": "explorer",
+                "TrainingDashboard(": "dashboard", "sliders(": "sliders", "interact(": "sliders",
+                "interactive(": "sliders"}
+
+
+def test_every_lesson_with_a_widget_is_projected():
+    """LESSONS lists every lesson whose code makes a widget or a dashboard, and what it shows
+    (a file check, no browser: a lesson that gains a widget must be added above)."""
+    found = {}
+    for notebook in sorted((ROOT / "lessons").glob("*.ipynb")):
+        code = "".join("".join(c["source"]) for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+                       if c["cell_type"] == "code")
+        shows = {what for call, what in WIDGET_CALLS.items() if call in code}
+        if shows:
+            found[notebook.stem] = shows
+    assert found == LESSONS
 
 
 def chosen_lessons() -> list[str]:
@@ -546,20 +567,27 @@ def check_reopened(page, base: str, token: str, lesson: str, found: dict) -> Non
     assert page.locator(".jp-mod-dirty").count() == 0, "a tab shows the modified dot"
     text = page.locator(".jp-Notebook").inner_text()
     assert "Error displaying widget" not in text, "after a reload a widget shows an error instead of its picture"
-    pictures = page.locator("[class*='-static'] svg:visible, [class*='-static'] .mg-grids:visible")
+    pictures = page.locator("[class*='-static'] svg:visible, [class*='-static'] .mg-grids:visible, "
+                            "[class*='mg-sliders-'][class*='-static'] pre:visible")  # lesson 07's line of timings
     if LESSONS[lesson] & {"stepper", "explorer", "sliders"}:
         visible(pictures.first, "widget's last picture after a restart and reload").scroll_into_view_if_needed()
     shoot(page, f"{lesson}-reopened")
 
 
+SLIDER_CHANGES = {  # the slider moved one step to the right, and what the picture then says
+    "06_broadcasting": (2, "(3, 1) + (1, 4) -> (3, 4)"),  # b_rows 0 -> 1
+    "07_numba": (0, "1,000,000 elements"),
+    "11_cnn": (1, "// 2 + 1"),  # stride 1 -> 2
+}
+
+
 def check_sliders(page, lesson: str) -> None:
-    """Lesson 11's sliders: a key moves one, and the grids are redrawn for its new value."""
-    box = visible(page.locator(".jp-OutputArea-output .widget-vbox", has=page.locator(".mg-grids")).first,
-                  "sliders above grids")
+    """A lesson's sliders (minigrad.viz.grids): a key moves one, and the picture is redrawn."""
+    box = visible(page.locator(".jp-OutputArea-output .widget-vbox", has=page.locator(".widget-gridbox")).first,
+                  "sliders above a picture")
     box.scroll_into_view_if_needed()
-    caption = box.locator(".mg-grids > div").first  # "output 8 x 8 = (8 + 2*1 - 3) // 1 + 1; ..."
-    assert "// 1 + 1" in caption.inner_text(), caption.inner_text()
-    box.locator(".noUi-handle").nth(1).focus()  # stride
+    index, expected = SLIDER_CHANGES[lesson]
+    box.locator(".noUi-handle").nth(index).focus()
     page.keyboard.press("ArrowRight")
-    visible(box.locator(".mg-grids > div", has_text="// 2 + 1"), "picture redrawn for stride 2", WAIT_MS)
+    visible(box.locator(".widget-html", has_text=expected), f"picture redrawn ({expected!r})", WAIT_MS)
     shoot(page, f"{lesson}-sliders")

@@ -937,3 +937,11 @@ def test_grids_and_sliders_redraw_and_keep_a_static_copy():
     static = [o for o in shown if hasattr(o, "data")]
     assert all(f"{widget.id}-static" in s.data and ":not(:has(*))" in s.data for s in static)
     assert f".{widget.id}-static{{display:none}}" in widget.image.value
+
+
+def test_grid_categories_give_each_number_its_own_colour():
+    from minigrad.viz.grids import grid_html
+
+    page = grid_html(np.array([[0, 1, 0]]), "a", numbers=True, categories=True)
+    backgrounds = re.findall(r"background:(#[0-9a-f]{6})", page)
+    assert len(backgrounds) == 3 and backgrounds[0] == backgrounds[2] != backgrounds[1]
