@@ -76,8 +76,12 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
 
 def _ties_seen(accumulators: list[Node]) -> bool:
     """Whether the order of accumulators ready at the same time can be seen."""
-    return bool(_observers) or any(n._pre_hooks is not None or n._node_hooks is not None or
-                                   n.variable._post_accumulate_grad_hooks for n in accumulators)
+    if _observers:
+        return True
+    for n in accumulators:
+        if n._pre_hooks is not None or n._node_hooks is not None or n.variable._post_accumulate_grad_hooks:
+            return True
+    return False
 
 
 _sequence_nr = attrgetter("_sequence_nr")

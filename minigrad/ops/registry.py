@@ -34,12 +34,18 @@ def binary_operator(name: str, method: str | None, forward: Callable, reflected:
     makes it ``minigrad.<method>`` too.
     """
     def operator(self, other):
-        other = _operand(other)
-        return NotImplemented if other is NotImplemented else forward(self, other)
+        if type(other) is not Tensor:  # (a tensor operand, the usual case, needs no look)
+            other = _operand(other)
+            if other is NotImplemented:
+                return NotImplemented
+        return forward(self, other)
 
     def reflected_operator(self, other):
-        other = _operand(other)
-        return NotImplemented if other is NotImplemented else reflected(self, other)
+        if type(other) is not Tensor:
+            other = _operand(other)
+            if other is NotImplemented:
+                return NotImplemented
+        return reflected(self, other)
 
     def method_form(self, other):
         return forward(self, _argument(method, other))
