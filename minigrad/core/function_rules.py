@@ -249,7 +249,13 @@ def _pick_backward(cls: type, Function: type):
 def _apply_unrecorded(cls: type, args: tuple):
     """``apply`` of a built-in op with grad mode off: forward runs, nothing is recorded. Grad mode is
     already off, an in-place forward still bumps its version (``mark_dirty``), and a view it makes
-    is marked as made in no_grad mode (PyTorch refuses to record in-place ops on such views)."""
+    is marked as made in no_grad mode (PyTorch refuses to record in-place ops on such views).
+
+    An op whose class itself (not a parent: an in-place subclass must run its own forward) defines
+    ``_unrecorded(*args)``, forward's result computed without a ctx, runs just that."""
+    unrecorded = cls.__dict__.get("_unrecorded")
+    if unrecorded is not None:
+        return unrecorded(*args)
     ctx = cls._backward_cls((False,) * len(args))
     if cls._forward_takes_ctx:
         outputs = cls.forward(ctx, *args)

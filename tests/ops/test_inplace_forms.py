@@ -183,3 +183,21 @@ def test_the_complex_api_on_a_real_tensor(lib):
     assert x.is_signed() and not lib.tensor([True]).is_signed() and lib.tensor([2]).is_nonzero()
     with pytest.raises(RuntimeError, match="imag"):
         x.imag  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("other", [2.5, 3, "tensor"])
+def test_arithmetic_without_recording_matches_recording_and_writes_in_place(name, other):
+    """apply's shortcut when nothing records (an op's own ``_unrecorded``) gives the recorded op's
+    values bit for bit, and is not inherited: the in-place forms still write into self under no_grad."""
+    x = minigrad.tensor([[1.5, -2.25, 0.1], [7.0, 0.3, -4.0]], requires_grad=True)
+    y = minigrad.tensor([0.7, -1.3, 2.0]) if other == "tensor" else other
+    recorded = getattr(x, name)(y)
+    with minigrad.no_grad():
+        plain = getattr(x, name)(y)
+        target = x.detach().clone()
+        memory = target._data
+        getattr(target, name + "_")(y)
+    assert recorded.grad_fn is not None and plain.grad_fn is None
+    assert np.array_equal(plain.numpy(), recorded.detach().numpy())
+    assert target._data is memory and np.array_equal(memory, plain.numpy())
