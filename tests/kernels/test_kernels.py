@@ -169,6 +169,20 @@ def test_softmax_matches_reference(dtype, shape, axis, layout):
     assert log_y.dtype == np.dtype(dtype) and log_y.shape == tuple(shape)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", [(10, 10), (64, 10), (1, 1), (3, 0), (0, 4)], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_log_softmax_rows_is_log_softmax_forward_on_axis_1(dtype, shape, layout):
+    """The cross-entropy's unchecked entry: the same values, bit for bit, as the checked one (which the
+    test above compares with the reference), C-contiguous, and the input left as it was."""
+    x = make(shape, dtype, layout, seed=6)
+    before = x.copy()
+    got = kernels.log_softmax_rows(x)
+    np.testing.assert_array_equal(got, sm.log_softmax_forward(x, axis=1))
+    assert got.dtype == np.dtype(dtype) and got.shape == shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(x, before)
+
+
 @pytest.mark.parametrize("fn", ["softmax_forward", "log_softmax_forward"])
 def test_softmax_kernels_propagate_nan_and_inf_like_the_reference(fn):
     x = np.array([[np.nan, 1.0, 2.0], [1.0, np.nan, 2.0], [np.inf, 1.0, 2.0], [-np.inf, 0.0, 1.0]])

@@ -25,6 +25,7 @@ from minigrad.nn.functional.distances import _floor_value
 
 
 _REDUCTIONS = ("mean", "sum", "none")
+_INT64 = np.dtype(np.int64)
 
 def _reduce(losses: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
@@ -70,6 +71,12 @@ def _check_class_targets(input: Tensor, target: Tensor, fn: str, ignore_index: i
     Returns False when some target equals ``ignore_index``: those need the general path.
     In the common case this costs one pass over the targets, as the bounds check alone did.
     """
+    x, t = input._data, target._data
+    if x.ndim == 2 and t.ndim == 1 and t.dtype == _INT64 and len(t) == len(x) and ignore_index < 0 and len(t):
+        # the common case, checked on the arrays: int64 targets seen as unsigned put a negative one past
+        # every class, so one max checks both bounds
+        if np.maximum.reduce(t.view(np.uint64)) < x.shape[1]:
+            return True
     if input.ndim != 2:
         raise RuntimeError(
             f"{fn} expects input of shape (N, C), one row of class scores per sample, but got "

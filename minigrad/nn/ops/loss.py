@@ -27,19 +27,26 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, input, target, reduction):
-        log_probs = kernels.log_softmax_forward(input._data, axis=1)
+        x = input._data
+        log_probs = kernels.log_softmax_rows(x) if x.dtype in _ROW_DTYPES else kernels.log_softmax_forward(x, axis=1)
         targets = target._data.copy()  # kept for backward: a later change to target must not reach it
-        losses = -log_probs[np.arange(len(targets)), targets]
-        if reduction == "mean":  # an empty batch's mean is 0/0 = nan, as in PyTorch
-            loss = losses.sum() / len(targets) if len(targets) else np.nan
-        else:
-            loss = losses.sum() if reduction == "sum" else losses
+        n = len(targets)
+        # each row's target as an index into the flat log-probabilities: one gather here, one scatter in backward
+        on_target = _row_starts(n, log_probs.shape[1]) + targets
+        picked = log_probs.reshape(-1)[on_target]
+        if reduction == "none":
+            loss = np.negative(picked, out=picked)
+        else:  # -(sum of picked) is the sum of the negated values, bit for bit (rounding is symmetric)
+            loss = -np.add.reduce(picked)
+            if reduction == "mean":  # an empty batch's mean is 0/0 = nan, as in PyTorch
+                loss = loss / n if n else np.nan
+            loss = np.asarray(loss, dtype=x.dtype)
         # What PyTorch's log_softmax and nll_loss nodes save: the log-probabilities (a private
         # tensor, freed by backward so that a second one raises), not the input, which may be
-        # changed in place after the loss.
-        ctx.save_for_backward(Tensor._wrap(log_probs))
-        ctx.targets, ctx.reduction = targets, reduction
-        return Tensor._wrap(np.asarray(loss, dtype=input._data.dtype))
+        # changed in place after the loss. (Set directly: save_for_backward's checks are for user code.)
+        ctx._to_save = (Tensor._wrap(log_probs),)
+        ctx.targets, ctx.reduction, ctx._on_target = targets, reduction, on_target
+        return Tensor._wrap(loss)
 
     @staticmethod
     def backward(ctx, grad):
@@ -59,21 +66,45 @@ def cross_entropy_backward(ctx, grad: Tensor) -> Tensor:
     so that they can be differentiated again.
     """
     log_probs, = ctx.saved_tensors
-    targets, n, reduction = ctx.targets, len(ctx.targets), ctx.reduction
-    rows = np.arange(n)
+    targets, reduction = ctx.targets, ctx.reduction
+    n = len(targets)
     if not is_grad_enabled():
         g = grad._data
-        with np.errstate(divide="ignore", invalid="ignore"):  # an empty batch: g / 0
-            scale = g[:, None] if reduction == "none" else g / n if reduction == "mean" else g
-        grad_input = np.exp(log_probs._data)
+        if reduction == "none":
+            scale = g[:, None]
+        elif reduction == "mean" and n:
+            scale = (g[()] if g.ndim == 0 else g) / n  # (a NumPy scalar's division is the array's, found faster)
+        elif reduction == "mean":
+            with np.errstate(divide="ignore", invalid="ignore"):  # an empty batch: g / 0
+                scale = g / n
+        else:
+            scale = g
+        grad_input = np.exp(log_probs._data)  # (C-contiguous, as the log-probabilities: reshape(-1) is a view)
         grad_input *= scale
-        grad_input[rows, targets] -= scale[:, 0] if reduction == "none" else scale
+        grad_input.reshape(-1)[ctx._on_target] -= scale[:, 0] if reduction == "none" else scale
         return Tensor._wrap(grad_input)
+    rows = np.arange(n)
     scale = grad.unsqueeze(1) if reduction == "none" else grad / n if reduction == "mean" else grad
     scaled = _LogSoftmaxOfInput.apply(_on_edge(log_probs, ctx.next_functions[0])).exp() * scale
     on_target = np.zeros(log_probs.shape, dtype=bool)
     on_target[rows, targets] = True
     return Where.apply(on_target, scaled - scale, scaled)
+
+
+_ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the row kernels take as they are
+_ROW_STARTS: dict[tuple, np.ndarray] = {}
+
+
+def _row_starts(n: int, classes: int) -> np.ndarray:
+    """Where each of n rows of ``classes`` values starts in the flat array: ``np.arange(n) * classes``,
+    made once per shape (read-only: it is shared) for the few shapes of a training loop."""
+    starts = _ROW_STARTS.get((n, classes))
+    if starts is None:
+        starts = np.arange(n) * classes
+        if n <= 1 << 16 and len(_ROW_STARTS) < 64:
+            starts.flags.writeable = False
+            _ROW_STARTS[n, classes] = starts
+    return starts
 
 
 def _on_edge(values: Tensor, edge: tuple) -> Tensor:
