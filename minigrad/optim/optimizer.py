@@ -147,15 +147,21 @@ def blocks(arrays: list[np.ndarray], writes: list[bool], scratch: int):
     """
     first = arrays[0]
     if first.size <= BLOCK:  # (the usual case: one block, a list rather than a generator)
-        key = (first.dtype, first.shape, scratch)
-        cache = getattr(_scratch, "views", None)
-        if cache is None:
-            cache = _scratch.views = {}
-        views = cache.get(key)
-        if views is None:  # the scratch arrays' first elements in this shape, made once per shape
-            views = cache[key] = tuple(s[:first.size].reshape(first.shape) for s in _scratch_arrays(first.dtype, scratch))
-        return [(*arrays, *views)]
+        return [(*arrays, *scratch_views(first, scratch))]
     return _blocks(arrays, writes, scratch)
+
+
+def scratch_views(like: np.ndarray, scratch: int) -> tuple:
+    """``scratch`` scratch arrays of like's shape and dtype, for ``like`` of at most ``BLOCK`` elements:
+    views of the thread's scratch blocks, made once per shape. Their values are garbage."""
+    key = (like.dtype, like.shape, scratch)
+    cache = getattr(_scratch, "views", None)
+    if cache is None:
+        cache = _scratch.views = {}
+    views = cache.get(key)
+    if views is None:  # the scratch arrays' first elements in this shape, made once per shape
+        views = cache[key] = tuple(s[:like.size].reshape(like.shape) for s in _scratch_arrays(like.dtype, scratch))
+    return views
 
 
 def _blocks(arrays: list[np.ndarray], writes: list[bool], scratch: int):
@@ -286,10 +292,12 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        state, update = self.state, self._update
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is not None:
-                    self._update(p, p.grad._data, group, self.state[p])
+                grad = p.grad
+                if grad is not None:
+                    update(p, grad._data, group, state[p])
                     p._version_counter.value += 1  # p's values changed in place
         return loss
 

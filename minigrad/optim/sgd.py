@@ -17,7 +17,7 @@ from typing import Iterable
 
 import numpy as np
 
-from minigrad.optim.optimizer import Optimizer, blocks
+from minigrad.optim.optimizer import BLOCK, Optimizer, blocks, scratch_views
 from minigrad._tensor import Tensor
 
 
@@ -54,6 +54,14 @@ class SGD(Optimizer):
         """The update above, into p's memory (and the buffer's) with ``out=``, a block at a time through
         two scratch blocks (``optimizer.blocks``): after the first step, which makes the buffer, it
         allocates nothing. p.grad itself is left alone."""
+        P = p._data
+        if not (group["momentum"] or group["weight_decay"] or group["maximize"]) and P.size <= BLOCK:
+            # plain SGD on a parameter of one block (the loop below's work in this case, without its
+            # bookkeeping): p = p - lr * g through one scratch array, the same two operations
+            step = scratch_views(P, 2)[1]
+            np.multiply(grad, group["lr"], out=step)
+            np.subtract(P, step, out=P)
+            return
         weight_decay, momentum, dampening, lr = group["weight_decay"], group["momentum"], group["dampening"], group["lr"]
         maximize, nesterov = group["maximize"], group["nesterov"]
         arrays, writes = [p._data, grad], [True, False]

@@ -195,3 +195,25 @@ def test_blocks_give_the_whole_array_computation_bit_for_bit():
             np.multiply(s, 0.1, out=s)
             np.subtract(P, s, out=P)
         np.testing.assert_array_equal(p, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(128, 128), (64,)], ids=str)
+def test_plain_sgd_on_one_block_allocates_nothing_and_matches_the_blocked_update(shape, dtype):
+    """Plain SGD on a parameter of one block (an MLP's layers) takes its own short path: it must
+    allocate nothing either, and give p - lr * g computed as the blocked loop computes it."""
+    n = int(np.prod(shape))
+    p = minigrad.nn.Parameter(minigrad.tensor(data(0, n, dtype).reshape(shape)))
+    opt = minigrad.optim.SGD([p], lr=0.1)
+    expected = p.detach().numpy().copy()
+    peaks = []
+    for step in range(3):
+        g = data(step + 1, n, dtype).reshape(shape)
+        p.grad = minigrad.tensor(g)
+        memory, version = p._data, p._version
+        peaks.append(peak_bytes(opt.step))
+        expected = expected - np.multiply(g, 0.1)
+        assert p._data is memory and p._version == version + 1
+        np.testing.assert_array_equal(p.detach().numpy(), expected)
+    if n * np.dtype(dtype).itemsize >= 1 << 16:  # (a small array's allocation hides in the interpreter's own)
+        assert max(peaks[1:]) < n * np.dtype(dtype).itemsize / 10, peaks
