@@ -166,9 +166,6 @@ class FunctionCtx(Node):
         # (no_grad, or no input needs a gradient) never becomes a node and pays for none of it.
         "_input_meta",  # per forward argument: (shape, dtype) if it has an edge, else None
         "_output_meta",  # per forward output: (shape, dtype) if it is a tensor, else None
-        # Where each gradient slot's output sits among forward's outputs, when they differ: a
-        # built-in op's non-differentiable outputs (max(dim)'s indices) get no slot, as in PyTorch.
-        "_output_positions",
     )
     # What a call keeps only if it uses it: class defaults, which the call's own values shadow.
     _to_save = ()  # what forward passed to save_for_backward, until the call is recorded
@@ -177,6 +174,9 @@ class FunctionCtx(Node):
     _dirty = ()  # inputs forward changed in place (mark_dirty)
     _non_differentiable = ()  # outputs that get no gradient (mark_non_differentiable)
     _materialize_grads = True  # backward gets zeros (True) or None for outputs without a gradient
+    # Where each gradient slot's output sits among forward's outputs, when they differ: a
+    # built-in op's non-differentiable outputs (max(dim)'s indices) get no slot, as in PyTorch.
+    _output_positions = None
 
     def __init__(self, needs_input_grad: tuple) -> None:
         self.needs_input_grad = needs_input_grad
@@ -328,11 +328,10 @@ class FunctionCtx(Node):
         # (a view, an input returned or changed in place, an output without a gradient) go
         # through _connect_output.
         plain = not (self._dirty or self._non_differentiable)
-        connected, output_meta = [], []
+        connected, output_meta = list(outputs), []
         slots = 0  # a built-in op's gradient slots so far (a custom Function's node has one per output)
         for i, out in enumerate(outputs):
             if not isinstance(out, Tensor):  # a number, None, ...: passed through, no gradient
-                connected.append(out)
                 output_meta.append(None)
                 continue
             data = out._data
@@ -341,11 +340,9 @@ class FunctionCtx(Node):
                 out._requires_grad, out._grad_fn, out._output_nr = True, self, i if custom else slots
                 slots += 1
             else:
-                out = connect_output(self, i, out, inputs, i if custom else slots)
-                slots += out._requires_grad
-            connected.append(out)
+                connected[i] = connect_output(self, i, out, inputs, i if custom else slots)
+                slots += connected[i]._requires_grad
         self._output_meta, self._num_outputs = tuple(output_meta), len(outputs) if custom else slots
-        self._output_positions = None
         if slots != len(outputs) and not custom:
             self._output_positions = tuple([
                 i for i, out in enumerate(connected) if isinstance(out, Tensor) and out._requires_grad])
