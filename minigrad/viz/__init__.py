@@ -5,6 +5,7 @@
     BackwardStepper(loss)     # step through backward, one node at a time
     function_explorer(lambda x, a: (a * x).tanh(), params={"a": (0.1, 3.0, 1.0)})
     dash = TrainingDashboard(total_steps=1000); dash.log(step, loss=loss)
+    grids.sliders(draw, n=(1, 5, 3))   # integer sliders above the HTML draw(n) returns
 
 Not imported by ``import minigrad``: the library works without matplotlib or
 Jupyter. matplotlib is imported when a figure is drawn, ipywidgets when a
