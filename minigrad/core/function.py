@@ -272,7 +272,7 @@ class FunctionCtx(Node):
                     f"got {len(grads)}): backward must return one gradient per forward input, "
                     "with None for inputs that are not tensors or need no gradient"
                 )
-        checked = []
+        checked, Tensor = [], _graph.Tensor
         for i, g in enumerate(grads):  # (indexing, not zip: this loop runs for every node of every backward)
             meta = input_meta[i]
             if meta is None:  # an argument without an edge: not a tensor (or a built-in op's index or mask)
@@ -280,13 +280,13 @@ class FunctionCtx(Node):
                     raise_bad_gradient(self, i, g)
                 continue
             if g is not None:
-                if not isinstance(g, _graph.Tensor):
+                if not isinstance(g, Tensor):
                     raise_bad_gradient(self, i, g)
                 if needs_input_grad[i]:
                     shape, dtype = meta
                     if g._data.shape != shape:
                         g = sum_to_input(self, i, g, shape)
-                    if g._data.dtype != dtype:
+                    if g._data.dtype is not dtype and g._data.dtype != dtype:  # (NumPy's dtypes are mostly one object)
                         g = g.to(dtype)
                 elif not (self._custom or self._all_gradients):
                     g = None
