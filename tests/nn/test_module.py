@@ -672,3 +672,28 @@ def _record(module, args, output):
 
 def _state_pre(module, prefix, keep_vars):
     return None
+
+
+def test_linear_forward_uses_what_attribute_lookup_finds():
+    """Linear's forward reads its registered parameters directly (a speed path); whatever
+    self.weight and self.bias are otherwise (a plain tensor set after deleting the parameter, a
+    subclass's property, bias=False's None) must still be what it uses."""
+    x = minigrad.randn(4, 3)
+    lin = minigrad.nn.Linear(3, 2)
+    b = lin.bias.detach().numpy()
+    np.testing.assert_allclose(lin(x).detach().numpy(), x.numpy() @ lin.weight.detach().numpy().T + b, rtol=1e-6)
+    del lin.weight
+    lin.weight = minigrad.full((2, 3), 2.0)  # a plain tensor: an attribute, not a parameter
+    np.testing.assert_allclose(lin(x).detach().numpy(), x.numpy() @ np.full((3, 2), 2.0) + b, rtol=1e-6)
+    no_bias = minigrad.nn.Linear(3, 2, bias=False)
+    np.testing.assert_allclose(no_bias(x).detach().numpy(), x.numpy() @ no_bias.weight.detach().numpy().T,
+                               rtol=1e-6)
+
+    class Doubled(minigrad.nn.Linear):
+        pass
+
+    d = Doubled(3, 2)
+    Doubled.weight = property(lambda self: self._parameters["weight"] * 2)  # (afterwards, as parametrize does)
+    np.testing.assert_allclose(d(x).detach().numpy(),
+                               x.numpy() @ (2 * d._parameters["weight"].detach().numpy()).T + d.bias.detach().numpy(),
+                               rtol=1e-6)

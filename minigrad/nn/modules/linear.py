@@ -47,10 +47,21 @@ class Linear(Module):
         reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
+        if type(self) is Linear:  # (a subclass may make them properties, as parametrize's does)
+            # self.weight finds a registered parameter only after a failed lookup and its exception;
+            # read it where that lookup ends. A name not registered (deleted, or set to a plain tensor
+            # as weight_norm's hook does) is read as an attribute.
+            params = self._parameters
+            weight, bias = params.get("weight", _MISSING), params.get("bias", _MISSING)
+            if weight is not _MISSING and bias is not _MISSING:
+                return F.linear(input, weight, bias)
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+_MISSING = object()  # (bias=False registers None)
 
 
 class NonDynamicallyQuantizableLinear(Linear):

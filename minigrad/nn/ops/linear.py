@@ -29,9 +29,10 @@ class Linear(Function):
         out = input._data @ weight._data.T
         if bias is not None:
             out += bias._data
-        need_input, need_weight = ctx.needs_input_grad[:2]
-        # input only for the weight's gradient, weight only for the input's (as PyTorch's addmm)
-        ctx.save_for_backward(input if need_weight else None, weight if need_input else None)
+        need = ctx.needs_input_grad
+        # input only for the weight's gradient, weight only for the input's (as PyTorch's addmm);
+        # set directly, as the other built-in ops do (save_for_backward's checks are for user code)
+        ctx._to_save = (input if need[1] else None, weight if need[0] else None)
         return Tensor._wrap(out)
 
     @staticmethod
