@@ -44,6 +44,7 @@ from minigrad.kernels.reference import (  # their kernels lost and were removed 
 )
 from minigrad.kernels.softmax import cross_entropy_forward, log_softmax_forward, softmax_backward, softmax_forward
 from minigrad.kernels.softmax import log_softmax_rows  # (float32 and float64 only: not in __all__, not wrapped)
+from minigrad.kernels.elementwise import sgd_step_  # (in place, float32 and float64: not in __all__, not wrapped)
 
 _HALF = _np.dtype(_np.float16)
 

@@ -66,6 +66,24 @@ def _gelu_backward(x, grad, out):
         out[i] = grad[i] * (cdf + v * pdf)
 
 
+@numba.njit(cache=True, error_model="numpy")
+def _sgd_step(p, g, lr):
+    for i in range(p.size):
+        p[i] -= lr * g[i]  # lr * g rounded to p's dtype, then the subtraction: NumPy's two steps, bit for bit
+
+
+def sgd_step_(p: np.ndarray, g: np.ndarray, lr: float) -> np.ndarray:
+    """p -= lr * g, in place, in one pass and with no scratch array (NumPy needs a product array, then
+    the subtraction: two passes). ``lr`` is a Python number, cast to p's dtype as NumPy casts it.
+    Returns p."""
+    p = ref.check_float("p", p)
+    g = ref.check_like("g", g, p)
+    if not (p.flags.c_contiguous and g.flags.c_contiguous):
+        return ref.sgd_step_(p, g, lr)  # (any layout: NumPy's iteration)
+    _sgd_step(p.reshape(-1), g.reshape(-1), p.dtype.type(lr))
+    return p
+
+
 def _run(kernel, out, first: np.ndarray, *rest: np.ndarray) -> np.ndarray:
     """Call ``kernel(*flat_inputs, flat_out)`` on C-contiguous copies/views of checked arrays."""
     arrays = [np.asarray(a, order="C") for a in (first, *rest)]  # copies only if non-contiguous

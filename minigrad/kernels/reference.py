@@ -227,6 +227,14 @@ def relu_backward(x: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None
 _erf_object = np.frompyfunc(math.erf, 1, 1)
 
 
+def sgd_step_(p: np.ndarray, g: np.ndarray, lr: float) -> np.ndarray:
+    """p -= lr * g, in place: the product (lr a Python number, cast to p's dtype), then the subtraction."""
+    p = check_float("p", p)
+    g = check_like("g", g, p)
+    np.subtract(p, np.multiply(g, lr), out=p)
+    return p
+
+
 def _erf(x: np.ndarray) -> np.ndarray:
     """NumPy has no erf ufunc: call math.erf per element. Exact, but ~50x slower than a ufunc."""
     return np.asarray(_erf_object(x)).astype(x.dtype)

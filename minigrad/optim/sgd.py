@@ -17,8 +17,12 @@ from typing import Iterable
 
 import numpy as np
 
+from minigrad.kernels.elementwise import _sgd_step
 from minigrad.optim.optimizer import BLOCK, Optimizer, blocks, scratch_views
 from minigrad._tensor import Tensor
+
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class SGD(Optimizer):
@@ -55,13 +59,23 @@ class SGD(Optimizer):
         two scratch blocks (``optimizer.blocks``): after the first step, which makes the buffer, it
         allocates nothing. p.grad itself is left alone."""
         P = p._data
-        if not (group["momentum"] or group["weight_decay"] or group["maximize"]) and P.size <= BLOCK:
-            # plain SGD on a parameter of one block (the loop below's work in this case, without its
-            # bookkeeping): p = p - lr * g through one scratch array, the same two operations
-            step = scratch_views(P, 2)[1]
-            np.multiply(grad, group["lr"], out=step)
-            np.subtract(P, step, out=P)
-            return
+        plain = not (group["momentum"] or group["weight_decay"] or group["maximize"])
+        if plain:
+            lr = group["lr"]
+            if ((type(lr) is float or type(lr) is int) and grad.dtype == P.dtype and P.dtype in _KERNEL_DTYPES
+                    and grad.shape == P.shape and P.flags.c_contiguous and grad.flags.c_contiguous):
+                # p -= lr * g in one pass, no scratch (kernels.sgd_step_, its checks made here): the
+                # same two roundings as NumPy's below, for a Python number lr (a NumPy scalar or a
+                # tensor is cast otherwise by NumPy: those take NumPy's path)
+                _sgd_step(P.reshape(-1), grad.reshape(-1), P.dtype.type(lr))
+                return
+            if P.size <= BLOCK:
+                # plain SGD on a parameter of one block (the loop below's work in this case, without
+                # its bookkeeping): p = p - lr * g through one scratch array, the same two operations
+                step = scratch_views(P, 2)[1]
+                np.multiply(grad, lr, out=step)
+                np.subtract(P, step, out=P)
+                return
         weight_decay, momentum, dampening, lr = group["weight_decay"], group["momentum"], group["dampening"], group["lr"]
         maximize, nesterov = group["maximize"], group["nesterov"]
         arrays, writes = [p._data, grad], [True, False]

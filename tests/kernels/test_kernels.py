@@ -183,6 +183,34 @@ def test_log_softmax_rows_is_log_softmax_forward_on_axis_1(dtype, shape, layout)
     np.testing.assert_array_equal(x, before)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", [(160,), (16, 64), (128, 128), (3, 0)], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("lr", [0.1, 3, 1e-3])
+def test_sgd_step_is_the_reference_bit_for_bit_in_place(dtype, shape, layout, lr):
+    """One pass of p -= lr * g (Numba) against NumPy's product then subtraction: the same bits (no
+    fused multiply-add, lr rounded to p's dtype as NumPy rounds a Python number), into p's memory."""
+    p, g = make(shape, dtype, layout, seed=7), make(shape, dtype, layout, seed=8)
+    expected = ref.sgd_step_(p.copy(), g, lr)
+    np.testing.assert_array_equal(expected, p - np.multiply(g, lr))
+    memory = p
+    got = ew.sgd_step_(p, g, lr)
+    assert got is memory and got.dtype == np.dtype(dtype)
+    bits = f"u{np.dtype(dtype).itemsize}"
+    np.testing.assert_array_equal(got.view(bits), expected.view(bits))
+    if p.size:
+        assert not np.array_equal(p, make(shape, dtype, layout, seed=7))  # it did write
+
+
+def test_sgd_step_refuses_what_it_is_not_compiled_for():
+    with pytest.raises(TypeError, match="float32 or float64"):
+        ew.sgd_step_(np.zeros(3, np.int64), np.zeros(3, np.int64), 0.1)
+    with pytest.raises(ValueError, match="shape"):
+        ew.sgd_step_(np.zeros(3), np.zeros(4), 0.1)
+    with pytest.raises(TypeError, match="no implicit promotion"):
+        ew.sgd_step_(np.zeros(3, np.float32), np.zeros(3), 0.1)
+
+
 @pytest.mark.parametrize("fn", ["softmax_forward", "log_softmax_forward"])
 def test_softmax_kernels_propagate_nan_and_inf_like_the_reference(fn):
     x = np.array([[np.nan, 1.0, 2.0], [1.0, np.nan, 2.0], [np.inf, 1.0, 2.0], [-np.inf, 0.0, 1.0]])
