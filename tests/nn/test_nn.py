@@ -1030,3 +1030,19 @@ def test_conv2d_errors_are_pytorchs():
 def test_max_pool2d_padding_error_is_pytorchs():
     with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size"):
         F.max_pool2d(minigrad.randn(1, 1, 4, 4), 2, padding=2)
+
+
+def test_cross_entropy_backward_from_log_probabilities_a_hook_unpacked_in_another_layout():
+    """The fused backward scatters into a flat view of its result: a saved-tensor hook that unpacks the
+    log-probabilities in Fortran order must still give torch's gradient (a copy would lose the scatter)."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    t = [0, 3, 1, 1, 2]
+    z = minigrad.tensor(x, requires_grad=True)
+    with minigrad.autograd.graph.saved_tensors_hooks(
+            lambda a: a, lambda a: minigrad.tensor(np.asfortranarray(a.detach().numpy()))):
+        loss = F.cross_entropy(z, minigrad.tensor(t))
+    loss.backward()
+    zt = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.cross_entropy(zt, torch.tensor(t)).backward()
+    np.testing.assert_allclose(z.grad.numpy(), zt.grad.numpy(), rtol=1e-5, atol=1e-7)

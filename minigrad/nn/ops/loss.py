@@ -79,8 +79,10 @@ def cross_entropy_backward(ctx, grad: Tensor) -> Tensor:
                 scale = g / n
         else:
             scale = g
-        grad_input = np.exp(log_probs._data)  # (C-contiguous, as the log-probabilities: reshape(-1) is a view)
-        grad_input *= scale
+        grad_input = np.exp(log_probs._data)
+        if not grad_input.flags.c_contiguous:  # (a saved-tensor hook may unpack another layout)
+            grad_input = np.ascontiguousarray(grad_input)
+        grad_input *= scale  # (C-contiguous: reshape(-1) below is a view, the scatter writes into it)
         grad_input.reshape(-1)[ctx._on_target] -= scale[:, 0] if reduction == "none" else scale
         return Tensor._wrap(grad_input)
     rows = np.arange(n)
