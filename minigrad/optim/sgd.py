@@ -63,7 +63,8 @@ class SGD(Optimizer):
         if plain:
             lr = group["lr"]
             if ((type(lr) is float or type(lr) is int) and grad.dtype == P.dtype and P.dtype in _KERNEL_DTYPES
-                    and grad.shape == P.shape and P.flags.c_contiguous and grad.flags.c_contiguous):
+                    and grad.shape == P.shape and P.flags.c_contiguous and P.flags.writeable
+                    and grad.flags.c_contiguous):
                 # p -= lr * g in one pass, no scratch (kernels.sgd_step_, its checks made here): the
                 # same two roundings as NumPy's below, for a Python number lr (a NumPy scalar or a
                 # tensor is cast otherwise by NumPy: those take NumPy's path)
