@@ -27,7 +27,7 @@ import numpy as np
 from minigrad.core.extension import Extensions
 from minigrad.core.grad_mode import _GradMode
 from minigrad.core.graph import _ACCUMULATE_GRAD_SEQUENCE_NR as _ACCUMULATOR, Node
-from minigrad.core.instrumented import _by_ready_queue, _GraphTask, _plan, _run_instrumented
+from minigrad.core.instrumented import _by_ready_queue, _GraphTask, _observers, _plan, _run_instrumented, _ties_seen
 
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
@@ -74,19 +74,8 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
     return order
 
 
-def _ties_seen(accumulators: list[Node]) -> bool:
-    """Whether the order of accumulators ready at the same time can be seen."""
-    if _observers:
-        return True
-    for n in accumulators:
-        if n._pre_hooks is not None or n._node_hooks is not None or n.variable._post_accumulate_grad_hooks:
-            return True
-    return False
-
-
 _sequence_nr = attrgetter("_sequence_nr")
 _order_function: Callable[[Sequence[Node]], list[Node]] = topological_order
-_observers: list[Callable] = []
 
 
 @contextlib.contextmanager
@@ -189,6 +178,7 @@ def run_backward(
                         if slots is None:
                             slots = buffers[child] = [None] * child._num_outputs
                         slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
+            input_grads = grad = None  # (only the buffers hold a gradient between nodes: AccumulateGrad may take it)
     finally:
         _GradMode.enabled, _GraphTask.current = grad_was_enabled, outer_task
     return [task.captured.get(edge) for edge in inputs] if inputs and not accumulate else []

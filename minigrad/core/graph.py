@@ -14,6 +14,7 @@ collector.
 from __future__ import annotations
 
 import itertools
+from sys import getrefcount
 from typing import NoReturn
 
 from minigrad.core.extension import Extensions
@@ -163,10 +164,19 @@ class AccumulateGrad(Node):
             # holds keeps its value.
             variable._grad = grad._copy_grad() if current is None else current + grad
         elif current is None:
-            # Keep a copy: the same gradient may be held by a hook or sent to
-            # another leaf too (AddBackward passes one gradient to both inputs),
-            # and a plain .grad is later accumulated in place.
-            variable._grad = type(grad)._wrap(grad._data.copy())
+            # As PyTorch, take the gradient itself if nothing else can see it: only the engine's
+            # buffer holds it (3 references: the buffer, this argument, getrefcount's), and only it
+            # holds its array (it, ``data``, getrefcount's), which owns its row-major memory. Else
+            # keep a copy: the same gradient may be held by a hook or sent to another leaf too
+            # (AddBackward passes one gradient to both inputs), and a plain .grad is later
+            # accumulated in place.
+            data = grad._data
+            if (getrefcount(grad) == 3 and type(grad) is Tensor and getrefcount(data) == 3 and data.base is None
+                    and data.flags.c_contiguous and data.flags.writeable and grad._counter is None
+                    and grad._hooks is None):
+                variable._grad = grad
+            else:
+                variable._grad = type(grad)._wrap(data.copy())
         else:
             current._data += grad._data  # in place, as PyTorch: every alias of .grad sees the sum
             current._version_counter.value += 1

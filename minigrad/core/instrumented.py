@@ -17,6 +17,9 @@ from minigrad.core.extension import Extensions
 from minigrad.core.graph import AccumulateGrad, Node
 
 
+_observers: list[Callable] = []  # engine.observe's callbacks
+
+
 class _GraphTask:
     """The backward pass now running, so code called from a node (checkpoint) can tell passes apart.
 
@@ -139,6 +142,16 @@ def _checked_hook_result(hook: Callable, result, original: Sequence) -> tuple:
         if old is None and new is not None:
             raise RuntimeError("can't replace a None gradient with a non-None value")
     return result
+
+
+def _ties_seen(accumulators: list[Node]) -> bool:
+    """Whether the order of accumulators ready at the same time can be seen."""
+    if _observers:
+        return True
+    for n in accumulators:
+        if n._pre_hooks is not None or n._node_hooks is not None or n.variable._post_accumulate_grad_hooks:
+            return True
+    return False
 
 
 def _by_ready_queue(roots: Sequence[Node]) -> list[Node]:
