@@ -115,12 +115,31 @@ class ThresholdBackward(Function):
         return _relu_backward(out, grad_grad), Tensor._wrap(np.zeros_like(out._data))
 
 
+_ZEROS: dict = {}  # (shape, dtype) -> read-only zeros, for _relu
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    """``np.maximum(x, 0)``, bit for bit (NaN stays NaN, -0.0 becomes 0.0). For a small row-major
+    float array, against a cached array of zeros: NumPy's loop with a scalar operand is about three
+    times slower (3.8 against 1.35 us at 64x128 float32)."""
+    if x.size > 65536 or x.dtype.kind != "f" or not x.flags.c_contiguous:
+        return np.maximum(x, 0).astype(x.dtype, copy=False)
+    key = (x.shape, x.dtype)
+    zeros = _ZEROS.get(key)
+    if zeros is None:
+        if len(_ZEROS) >= 64:  # (a bound: shapes come and go with batch sizes)
+            _ZEROS.clear()
+        zeros = _ZEROS[key] = np.zeros(x.shape, x.dtype)
+        zeros.flags.writeable = False
+    return np.maximum(x, zeros)
+
+
 class Relu(Function):
     node_name = "ReluBackward0"
 
     @staticmethod
     def forward(ctx, a):
-        out = Tensor._wrap(np.maximum(a._data, 0).astype(a._data.dtype, copy=False))
+        out = Tensor._wrap(_relu(a._data))
         ctx._to_save = (out,)  # (save_for_backward's checks are for user code)
         return out
 

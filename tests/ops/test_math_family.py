@@ -658,3 +658,19 @@ def test_logic_matches_torch_for_every_pair_of_dtypes(name):
                 a, b = a.reshape(-1, 1), b.reshape(1, -1)
             results.append(answer(LOGIC[name](L, a, b)))
         assert results[0] == results[1], f"{name}({a_dtype}, {b_dtype})"
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(5,), (10, 16), (64, 128), (300, 300)])
+def test_relu_is_maximum_with_zero_bit_for_bit(dtype, shape):
+    """relu's forward (against cached zeros for small arrays) gives np.maximum(x, 0)'s bits:
+    NaN, -0.0, infinities included, and a transposed input too."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(dtype)
+    flat = x.reshape(-1)
+    flat[::7], flat[::11], flat[::13], flat[::17] = -0.0, np.nan, np.inf, -np.inf
+    for data in (x, x.T):
+        got = minigrad.tensor(data).relu().numpy()
+        want = np.maximum(data, 0)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(np.ascontiguousarray(got).view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
