@@ -190,6 +190,20 @@ def softmax_cases(sizes, dtypes, rng):
                            shape=f"({rows},{classes})"), impls
 
 
+def optim_cases(sizes, dtypes, rng):
+    """Plain SGD's in-place update ``p -= lr * g`` (``kernels.sgd_step_``: one pass, no scratch array),
+    at a tiny MLP's and a batch-64 MLP's parameter sizes too."""
+    for dtype in dtypes:
+        for n in [160, 16384] + list(sizes):
+            p, g = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+            impls = {"kernel": lambda pk=p.copy(), g=g: ew.sgd_step_(pk, g, 0.1),
+                     "reference": lambda pr=p.copy(), g=g: ref.sgd_step_(pr, g, 0.1)}
+            if torch is not None:
+                impls["torch"] = lambda tp=torch.from_numpy(p.copy()), tg=torch.from_numpy(g): tp.add_(tg, alpha=-0.1)
+            yield dict(group="optim", name="sgd_step_", dtype=np.dtype(dtype).name, size=n, shape=f"({n},)",
+                       bytes=3 * n * np.dtype(dtype).itemsize), impls
+
+
 def capstone_cases(sizes, dtypes, rng):
     """LayerNorm over rows of 64 (the capstone GPT's width: 16 x 64 tokens = 1024 rows, and bigger), and the
     embedding lookup's gradient (a 63-row table, one lookup per token)."""
@@ -366,7 +380,7 @@ def main(argv=None) -> int:
 
     results = []
     groups = [elementwise_cases(sizes, dtypes, rng), softmax_cases(sizes, dtypes, rng),
-              capstone_cases(sizes, dtypes, rng), conv_cases(batches, dtypes, rng)]
+              capstone_cases(sizes, dtypes, rng), conv_cases(batches, dtypes, rng), optim_cases(sizes, dtypes, rng)]
     current = None
     for cases in groups:
         for meta, impls in cases:
