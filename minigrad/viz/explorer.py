@@ -156,7 +156,7 @@ def plot_explore(xs, result: dict, x0: float, title: str = "f", message: str = "
             f"<div style='flex:1 1 0;min-width:0'>{right}</div></div></div>")
 
 
-class FunctionExplorer:
+class FunctionExplorer(style.StaticCopy):
     """Sliders for ``f``'s parameters and for ``x0``, above the plots of ``plot_explore``.
 
     ``message`` says in words what went wrong, if anything (``f`` raised, or is
@@ -164,6 +164,8 @@ class FunctionExplorer:
     Below the widget a static copy of the picture is kept, hidden while the widget is
     alive, for a notebook reopened without its kernel or widget state.
     """
+
+    STATIC_CAPTION = "A picture of the function explorer: run the cell to move its sliders."
 
     def __init__(self, f: Callable, x_range: tuple[float, float], params: dict[str, tuple], points: int = 201,
                  name: str | None = None) -> None:
@@ -219,23 +221,7 @@ class FunctionExplorer:
     def _show(self, picture: str) -> None:
         note = (f"<div class='mg-explorer-message' role='status' style='font-size:14px;color:#8A3B00;"
                 f"margin:0 0 4px'>{html.escape(self.message)}</div>") if self.message else ""
-        self.image.value = f"<style>.{self.id}-static{{display:none}}</style>{note}{picture}"
-        if self._static is not None:
-            self._static.update(self._static_html())
-
-    def _static_html(self):
-        from IPython.display import HTML
-
-        return HTML(f"<div class='{self.id}-static'>{style.hide_lost_widget(self.id + '-static')}"
-                    f"{self.image.value.split('</style>', 1)[1]}"
-                    "<p><i>A picture of the function explorer: run the cell to move its sliders.</i></p></div>")
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import DisplayHandle, display
-
-        display(self.widget)
-        self._static = DisplayHandle()
-        self._static.display(self._static_html())
+        self._show_picture(note, picture)
 
 
 def function_explorer(f: Callable, x_range: tuple[float, float] = (-3, 3),

@@ -72,7 +72,7 @@ def side_by_side(*parts: str, caption: str = "") -> str:
             f"<div style='display:flex;gap:16px;align-items:flex-start'>{''.join(parts)}</div></div>")
 
 
-class Sliders:
+class Sliders(style.StaticCopy):
     """Integer sliders, two to a row, above the HTML that ``draw(**values)`` returns for them.
 
     ``ranges`` maps each of ``draw``'s arguments to ``(min, max, start)``. If ``draw``
@@ -80,6 +80,8 @@ class Sliders:
     copy of the picture is kept, hidden while the widget is alive, for a notebook reopened
     after its kernel stopped.
     """
+
+    STATIC_CAPTION = "A picture of the sliders' last values: run the cell to move them."
 
     def __init__(self, draw: Callable[..., str], ranges: dict[str, tuple[int, int, int]]) -> None:
         import ipywidgets as widgets
@@ -111,23 +113,7 @@ class Sliders:
             self.message = f"{type(e).__name__} at {at}: {e}. The picture is the last one that could be drawn."
         note = (f"<div role='status' style='font-size:14px;color:#8A3B00;margin:0 0 4px'>"
                 f"{html.escape(self.message)}</div>") if self.message else ""
-        self.image.value = f"<style>.{self.id}-static{{display:none}}</style>{note}{self.picture}"
-        if self._static is not None:
-            self._static.update(self._static_html())
-
-    def _static_html(self):
-        from IPython.display import HTML
-
-        return HTML(f"<div class='{self.id}-static'>{style.hide_lost_widget(self.id + '-static')}"
-                    f"{self.image.value.split('</style>', 1)[1]}"
-                    "<p><i>A picture of the sliders' last values: run the cell to move them.</i></p></div>")
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import DisplayHandle, display
-
-        display(self.widget)
-        self._static = DisplayHandle()
-        self._static.display(self._static_html())
+        self._show_picture(note, self.picture)
 
 
 def sliders(draw: Callable[..., str], **ranges: tuple[int, int, int]) -> Sliders:

@@ -121,3 +121,34 @@ def hide_lost_widget(static_class: str) -> str:
     # (one :has() may not hold another, so the rule hides the output, not its whole row)
     return (f"<style>.jp-OutputArea-child:has(+ .jp-OutputArea-child .{static_class})"
             f" > .jp-OutputArea-output:not(:has(*)){{display:none}}</style>")
+
+
+class StaticCopy:
+    """A widget shown with a static copy of its last picture right below it: what a notebook
+    reopened without a kernel shows (``hide_lost_widget`` hides the widget's error line then).
+
+    A subclass has ``id``, ``widget``, ``image`` (an HTML widget), ``_static`` (None until shown)
+    and ``STATIC_CAPTION``, and calls ``_show_picture`` to redraw.
+    """
+
+    STATIC_CAPTION = ""
+    _static = None
+
+    def _show_picture(self, note: str, picture: str) -> None:
+        self.image.value = f"<style>.{self.id}-static{{display:none}}</style>{note}{picture}"
+        if self._static is not None:
+            self._static.update(self._static_html())
+
+    def _static_html(self):
+        from IPython.display import HTML
+
+        return HTML(f"<div class='{self.id}-static'>{hide_lost_widget(self.id + '-static')}"
+                    f"{self.image.value.split('</style>', 1)[1]}"
+                    f"<p><i>{self.STATIC_CAPTION}</i></p></div>")
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import DisplayHandle, display
+
+        display(self.widget)
+        self._static = DisplayHandle()
+        self._static.display(self._static_html())
