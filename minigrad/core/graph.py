@@ -173,7 +173,7 @@ class AccumulateGrad(Node):
             data = grad._data
             if (getrefcount(grad) == 3 and type(grad) is Tensor and getrefcount(data) == 3 and data.base is None
                     and data.flags.c_contiguous and data.flags.writeable and grad._counter is None
-                    and grad._hooks is None):
+                    and grad._hooks is None and not grad._requires_grad):
                 variable._grad = grad
             else:
                 variable._grad = type(grad)._wrap(data.copy())
