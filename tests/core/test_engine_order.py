@@ -128,3 +128,12 @@ def test_the_sorted_order_is_the_ready_queues_order(program):
         return out + [current]
 
     assert runs(fast) == runs(slow)
+
+
+def test_a_root_given_twice_is_run_once():
+    from minigrad.autograd.engine import topological_order
+
+    x = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    order = topological_order([y.grad_fn, y.grad_fn])
+    assert len(order) == len(set(order)) == 3  # SumBackward, MulBackward, x's accumulator
