@@ -578,3 +578,15 @@ def test_set_data_of_an_inference_tensor_then_a_view():
     """Seed 606 (long run, issue 27): t made in inference_mode, t.data = x.data of a normal tensor, then
     t[()]: torch raises RuntimeError (its view of an inference tensor with normal data); minigrad runs."""
     check([leaf((), False), ("mode_call", "inference_mode", False, "abs", 0), ("set_data", 1, 0), ("index", 1, ())])
+
+
+def test_var_mean_of_too_few_values_has_a_constant_gradient():
+    # long run, 2026-11-28: var_mean's backward at 0 degrees of freedom over every dim is PyTorch's
+    # var_backward constant (NaN or inf), outside the graph even with create_graph
+    check([leaf(), ("reduce", "var_mean", 0, None, False), leaf((), False),
+           ("grad", 1, [0], 0, None, True, False)])
+
+
+def test_std_mean_of_too_few_values_keeps_a_recorded_gradient():
+    check([leaf(), ("reduce", "std_mean", 0, None, False), leaf((), False),
+           ("grad", 1, [0], 0, None, True, False)])

@@ -230,7 +230,7 @@ class VarMean(Function):
             spread = ((x - mean) ** 2).sum(axis=dims, keepdims=True) / dof
             if cls.root:
                 spread = np.sqrt(spread)
-        ctx.count, ctx.root = count, cls.root
+        ctx.count, ctx.root, ctx.whole = count, cls.root, dim is None or a.ndim == 0
         shape = [n for i, n in enumerate(a.shape) if i not in dims]
         spread, mean = (Tensor._wrap(np.asarray(v if keepdim else v.reshape(shape), dtype=x.dtype, order="C"))
                         for v in (spread, mean))
@@ -247,7 +247,13 @@ class VarMean(Function):
         # at dof 0 the spread's part is nan even for a zero gradient), in its order of operations
         a, *spread = ctx.saved_tensors
         grad = None
-        if grad_spread is not None:
+        if grad_spread is not None and ctx.whole and not ctx.dof and not ctx.root:
+            # PyTorch's var_backward: 2 / 0 times (x - mean), a constant outside the graph whatever the
+            # incoming gradient, NaN where x is the mean and inf elsewhere (as Var.backward; std_mean's
+            # gradient stays recorded in PyTorch)
+            data = a._data
+            grad = Tensor._wrap(np.where(data == (data.mean() if data.size else 0), np.nan, np.inf).astype(data.dtype))
+        elif grad_spread is not None:
             grad_spread = _kept(grad_spread, ctx.dims, ctx.keepdim)
             if ctx.root:  # d std = d var / (2 std), and 0 where std = 0, as PyTorch
                 spread = _kept(spread[0], ctx.dims, ctx.keepdim)
