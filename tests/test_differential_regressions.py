@@ -590,3 +590,12 @@ def test_var_mean_of_too_few_values_has_a_constant_gradient():
 def test_std_mean_of_too_few_values_keeps_a_recorded_gradient():
     check([leaf(), ("reduce", "std_mean", 0, None, False), leaf((), False),
            ("grad", 1, [0], 0, None, True, False)])
+
+
+def test_post_accumulate_hook_runs_when_a_custom_backward_returns_none_for_the_leaf():
+    # long run, 2026-11-28: PyTorch calls a leaf's post-accumulate-grad hooks even when no gradient
+    # reached it (NoneGrad's backward returns None for y), with .grad as it is (None here)
+    check([leaf((1,), False), leaf(), leaf(), ("binary_scalar", "add", 1, 2.0, False),
+           ("reduce", "sum", 0, None, False), ("binary_scalar", "add", 1, 2.0, False), ("post_acc_hook", 1, None),
+           leaf(), leaf(), ("func", "NoneGrad", (2, 1), ()), ("unary", "abs", 0),
+           ("backward", 8, 0, None, True, None)])

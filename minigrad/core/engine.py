@@ -39,8 +39,7 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
     as soon as its last consumer has run. (If several become ready at once and their order can
     be seen, by hooks or an observer, PyTorch's ready queue decides it: ``instrumented.py``.)
     """
-    if len(roots) > 1:
-        roots = list(dict.fromkeys(roots))  # (each root once, in the order given)
+    roots = list(dict.fromkeys(roots)) if len(roots) > 1 else roots  # (each root once, in the order given)
     nodes, waiting = [], {}  # nodes: all but the accumulators; waiting: accumulator -> its edges not run yet
     seen, stack = set(roots), list(roots)
     while stack:

@@ -148,12 +148,17 @@ class AccumulateGrad(Node):
 
     def _run_backward(self, grad_outputs: list) -> tuple:
         self.accumulate(grad_outputs[0])
+        self._unpack_saved()
+        return ()
+
+    def _unpack_saved(self) -> None:  # (what the engine also calls when no gradient reached this leaf)
+        """The leaf's post-accumulate hooks: PyTorch calls them even when no gradient reached it
+        (a custom Function's backward returned None for it), with ``.grad`` as it is."""
         hooks = self.variable._post_accumulate_grad_hooks
         if hooks:
             for hook in tuple(hooks.values()):
                 if hook(self.variable) is not None:
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
-        return ()
 
     def accumulate(self, grad) -> None:
         variable = self.variable
