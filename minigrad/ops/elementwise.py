@@ -81,17 +81,9 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
 
 
 def _grad_times(grad: Tensor, x) -> Tensor:
-    """``grad * x`` in a backward: NumPy's product itself when nothing records it (no
-    ``create_graph``) and no dtype or layout rule of ``_binary`` applies, else the tensor op."""
-    if not _GradMode.enabled:
-        g = grad._data
-        if g.ndim < 2 or g.flags.c_contiguous:
-            if isinstance(x, Tensor):
-                if x._data.dtype == g.dtype:
-                    return Tensor._wrap(g * x._data)
-            elif (type(x) is float or type(x) is int) and g.dtype.kind == "f":
-                return Tensor._wrap(g * x)
-    return grad * x
+    """``grad * x`` in a backward: straight to ``_binary`` (what ``Mul`` computes, with its dtype and
+    layout rules) when nothing records it, else the recorded tensor op (``create_graph``)."""
+    return grad * x if _GradMode.enabled else _binary(np.multiply, grad, x)
 
 
 def _computed_in(operand, dtype: np.dtype):
