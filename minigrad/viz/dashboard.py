@@ -81,7 +81,9 @@ class TrainingDashboard:
     returns class labels ``(n,)`` or scores ``(n, classes)``; it runs under
     ``no_grad``. Steps count from 0, as in ``for step in range(total_steps)``:
     the last one is always shown. ``frames`` redraws are spread evenly over
-    ``total_steps``; ``pace`` (seconds, default 0.1 in Jupyter) is the least time a
+    ``total_steps``. In Jupyter the first logged step is drawn at once, with or without
+    a total, so a run shorter than ``update_every`` still shows where it started and
+    where it ended. ``pace`` (seconds, default 0.1 in Jupyter) is the least time a
     frame stays on screen, so a class can watch a run that trains faster than the
     eye. ``text`` forces (True) or prevents (False) the text mode; by default it
     is used outside Jupyter.
@@ -135,7 +137,7 @@ class TrainingDashboard:
             self._last = (self.clock(), step)
         last_step = self.total_steps is not None and step >= self.total_steps - 1
         frame_due = self.frames and step + 1 >= self.total_steps * (self._next_frame + 1) / self.frames
-        if self.frames and self._shown_step is None:  # the first step at once: the room sees where it starts
+        if self._shown_step is None and not self.text:  # the first step at once: the room sees where it starts
             self.update()
         elif frame_due:
             self._next_frame = min(self.frames, (step + 1) * self.frames // self.total_steps)

@@ -453,7 +453,7 @@ def test_dashboard_view_with_a_fake_clock(capsys):
     for step in range(499):
         clock.now += 0.01  # 5 s in all
         dash.log(step, loss=1.0 / (step + 1), accuracy=step / 500)
-    assert 9 <= dash.updates <= 10  # every 0.5 s: drawing costs no time on this clock
+    assert 10 <= dash.updates <= 11  # the first step at once, then every 0.5 s: drawing costs no time on this clock
     updates = dash.updates
     clock.now += 0.01
     dash.log(499, loss=0.5, accuracy=1.0)  # the last step is always shown
@@ -539,6 +539,20 @@ def test_dashboard_fits_a_narrow_cell():
     assert all(int(px) >= 13 for px in re.findall(r"font-size:(\d+)px", page)), "text of 13 px or more, in CSS px"
     bar = page.split("mg-progress", 1)[1].split(">", 1)[0]
     assert "px" not in bar.split("height")[0], "the progress bar has no fixed width"
+
+
+def test_dashboard_without_a_total_shows_a_run_shorter_than_one_redraw():
+    """25 steps in a quarter of a second, no total (a loop that stops on the clock): the view
+    still shows two frames, where the run started and where it ended."""
+    clock = FakeClock()
+    dash = TrainingDashboard(text=False, clock=clock)
+    shown = []
+    dash._handle.update = lambda view: shown.append(dash.step)
+    for step in range(25):
+        clock.now += 0.01
+        dash.log(step, loss=1.0 / (step + 1))
+    dash.finish()
+    assert shown == [0, 24]
 
 
 def test_dashboard_thins_long_curves_and_needs_no_total():
