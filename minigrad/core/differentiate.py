@@ -64,8 +64,7 @@ def backward(
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves."""
     tensors = _as_tuple(tensors)
     edges, grads = _seed(tensors, grad_tensors, "gradient")
-    if retain_graph is None:
-        retain_graph = create_graph
+    retain_graph = create_graph if retain_graph is None else retain_graph
     if inputs is None:
         run_backward(edges, grads, retain_graph, create_graph)
         return
@@ -106,8 +105,7 @@ def grad(
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     edges, grads = _seed(outputs, grad_outputs, "grad_outputs")
-    if retain_graph is None:
-        retain_graph = create_graph
+    retain_graph = create_graph if retain_graph is None else retain_graph
     results = run_backward(edges, grads, retain_graph, create_graph, [t._edge() for t in inputs], accumulate=False)
     if not allow_unused and any(g is None for g in results):
         raise RuntimeError(

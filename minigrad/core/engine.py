@@ -156,7 +156,7 @@ def run_backward(
                 if grads is None:  # as in PyTorch, still visited: its tensor hooks get None
                     grads = node._call_pre_hooks([None] * node._num_outputs)
                     if not node._custom and all(g is None for g in grads):
-                        node._unpack_saved()  # no gradient in, none out: it computes nothing, but checks its saved
+                        node._run_without_gradient()  # no gradient in, none out: it computes nothing, but checks its saved
                         grads = None
                 elif node._pre_hooks is not None or node._retains_grad is not None:
                     grads = node._call_pre_hooks(grads)

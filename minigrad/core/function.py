@@ -229,7 +229,7 @@ class FunctionCtx(Node):
         return tuple([None if s is None else s.unpack(self) for s in self._saved])
 
     # -- what the engine calls ---------------------------------------------------
-    def _unpack_saved(self) -> None:
+    def _run_without_gradient(self) -> None:
         if self._freed or self._saved:
             self.saved_tensors  # raises if freed or changed in place since saved  # noqa: B018
 

@@ -121,9 +121,9 @@ class Node:
         """Free what was saved for backward (PyTorch's engine calls this after each node
         unless ``retain_graph``; it is not public in PyTorch's Python API)."""
 
-    def _unpack_saved(self) -> None:
-        """Read what was saved, for its checks only (freed, changed in place): a node that no
-        gradient reaches computes nothing, but PyTorch's still unpacks its saved tensors."""
+    def _run_without_gradient(self) -> None:
+        """What the engine calls for a node that no gradient reached: it computes nothing, but
+        PyTorch's still unpacks its saved tensors, for their checks only (freed, changed in place)."""
 
 
 class AccumulateGrad(Node):
@@ -148,10 +148,11 @@ class AccumulateGrad(Node):
 
     def _run_backward(self, grad_outputs: list) -> tuple:
         self.accumulate(grad_outputs[0])
-        self._unpack_saved()
+        if self.variable._post_accumulate_grad_hooks:
+            self._run_post_accumulate_hooks()
         return ()
 
-    def _unpack_saved(self) -> None:  # (what the engine also calls when no gradient reached this leaf)
+    def _run_post_accumulate_hooks(self) -> None:
         """The leaf's post-accumulate hooks: PyTorch calls them even when no gradient reached it
         (a custom Function's backward returned None for it), with ``.grad`` as it is."""
         hooks = self.variable._post_accumulate_grad_hooks
@@ -159,6 +160,8 @@ class AccumulateGrad(Node):
             for hook in tuple(hooks.values()):
                 if hook(self.variable) is not None:
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+    _run_without_gradient = _run_post_accumulate_hooks  # (the engine calls it when no gradient reached this leaf)
 
     def accumulate(self, grad) -> None:
         variable = self.variable

@@ -88,7 +88,7 @@ def _run_instrumented(node: Node, grads: list | None, task: _GraphTask) -> tuple
     if not reached and not node._custom and all(g is None for g in grads):
         # No gradient in, none out: a built-in op's node computes nothing, but as in PyTorch it checks
         # its saved tensors and its node hooks are called, with None (a custom Function's node runs).
-        node._unpack_saved()
+        node._run_without_gradient()
         return _run_with_node_hooks(node, grads, plan, compute=False)
     if Extensions.anomaly is None:
         return _run_with_node_hooks(node, grads, plan)

@@ -319,12 +319,21 @@ class Expand(Function):
 
 def expanded(grad: Tensor, shape: tuple) -> Tensor:
     """``grad.expand(shape)`` in a backward, whose shapes fit by construction: when nothing records it
-    (no ``create_graph``), the very view ``Expand`` makes, without the trip through ``apply``."""
+    (no ``create_graph``), the very view ``Expand`` makes, without the trip through ``apply`` and
+    ``view_of`` (a strided view of a non-empty array always shares its memory)."""
     if _GradMode.enabled:
         return Expand.apply(grad, shape)
-    out = view_of(grad, strided_view(grad._data, shape, _expand_strides(grad._data, shape)), (Expand, (shape,)))
-    if out._view_meta is not None:
-        out._view_meta.no_grad = True  # (as _apply_unrecorded marks a view made in no_grad mode)
+    data = grad._data
+    out = Tensor._wrap(strided_view(data, shape, _expand_strides(data, shape)))
+    counter = out._counter = grad._version_counter
+    step = (Expand, (shape,))
+    if grad._base is None:
+        out._base, steps = grad, (step,)
+    else:
+        out._base, steps = grad._base, grad._view_meta.steps
+        steps = None if steps is None else steps + (step,)
+    out._view_meta = meta = _ViewMeta(steps, counter.value)
+    meta.no_grad = True  # (as _apply_unrecorded marks a view made in no_grad mode)
     return out
 
 
