@@ -10,15 +10,16 @@ The order to read it in (each file imports only files above it in this list):
 5. ``function_rules.py``: PyTorch's rules for a Function's unusual calls (outputs without
    gradients, inputs changed in place or returned as they are, keyword arguments).
 6. ``function.py``: ``Function`` and its ctx, and how one call becomes one node.
-7. ``instrumented.py``: how one node runs the long way in backward (its hooks, a pass
+7. ``builtin.py``: the short way a built-in op's plain call (``x * y``) becomes the same node.
+8. ``instrumented.py``: how one node runs the long way in backward (its hooks, a pass
    that computes only some gradients, anomaly mode).
-8. ``engine.py``: the topological order and the backward pass.
-9. ``differentiate.py``: ``backward`` and ``grad``: check, seed, run the engine.
-10. ``tensor.py``: the Tensor: a NumPy array plus its autograd state.
-11. ``hooks.py``: tensor hooks and ``retain_grad``.
-12. ``ops.py``: the primitive ops, each derivative one row of one table.
+9. ``engine.py``: the topological order and the backward pass.
+10. ``differentiate.py``: ``backward`` and ``grad``: check, seed, run the engine.
+11. ``tensor.py``: the Tensor: a NumPy array plus its autograd state.
+12. ``hooks.py``: tensor hooks and ``retain_grad``.
+13. ``ops.py``: the primitive ops, each derivative one row of one table.
 
-A first reading follows 1, 3, 4, 6, 8, 9, 10 and 12: the learner's reading path
+A first reading follows 1, 3, 4, 6, 9, 10, 11 and 13: the learner's reading path
 (``tests/core/test_size_and_imports.py`` keeps it under 1,000 code lines and the
 whole core under 1,500). It imports nothing of minigrad outside this folder:
 ``import minigrad.core`` alone gives a tensor that does ``+ * @ .sum() .exp()

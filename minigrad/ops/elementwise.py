@@ -34,6 +34,7 @@ import numpy as np
 
 from minigrad import dtypes
 from minigrad.autograd.function import Function
+from minigrad.core.builtin import plain, record
 from minigrad.core.grad_mode import _GradMode
 from minigrad.ops.broadcast import broadcast_error, number, sum_to
 from minigrad.ops.layout import like_first
@@ -82,8 +83,15 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
 
 def _grad_times(grad: Tensor, x) -> Tensor:
     """``grad * x`` in a backward: straight to ``_binary`` (what ``Mul`` computes, with its dtype and
-    layout rules) when nothing records it, else the recorded tensor op (``create_graph``)."""
-    return grad * x if _GradMode.enabled else _binary(np.multiply, grad, x)
+    layout rules) when nothing records it, else the recorded tensor op (``create_graph``). Two arrays
+    of one dtype, the first row-major, need none of those rules: NumPy's product is ``_binary``'s."""
+    if _GradMode.enabled:
+        return grad * x
+    if isinstance(x, Tensor):
+        g, y = grad._data, x._data
+        if g.dtype == y.dtype and g.flags.c_contiguous:
+            return Tensor._wrap(np.multiply(g, y))
+    return _binary(np.multiply, grad, x)
 
 
 def _computed_in(operand, dtype: np.dtype):
@@ -139,8 +147,21 @@ class Add(Function):
                 sum_to(grad, ctx.shapes[1]) if need_b else None)
 
 
+def _add(a, b):
+    """``Add.apply(a, b)``; a plain call of two tensors is recorded directly (core/builtin.py)."""
+    if isinstance(b, Tensor) and isinstance(a, Tensor) and plain(a, b):
+        out = _binary(np.add, a, b)
+        if a._requires_grad or b._requires_grad:
+            if out._data.dtype.kind != "f":
+                return Add.apply(a, b)
+            ctx = record(Add, (a, b), out, (a._requires_grad, b._requires_grad))
+            ctx.shapes = a._data.shape, b._data.shape
+        return out
+    return Add.apply(a, b)
+
+
 # A number stays the second input (``2 * x`` is ``Mul(x, 2)``), as PyTorch orders the edges.
-binary_operator("add", "add", Add.apply, Add.apply)
+binary_operator("add", "add", _add, _add)
 
 
 class Rsub(Function):
@@ -214,7 +235,21 @@ class Mul(Function):
                 sum_to(_grad_times(grad, a), shape_b) if need_b else None)
 
 
-binary_operator("mul", "mul", Mul.apply, Mul.apply)
+def _mul(a, b):
+    """``Mul.apply(a, b)``; a plain call of two tensors is recorded directly (core/builtin.py)."""
+    if isinstance(b, Tensor) and isinstance(a, Tensor) and plain(a, b):
+        out = _binary(np.multiply, a, b)
+        need_a, need_b = a._requires_grad, b._requires_grad
+        if need_a or need_b:
+            if out._data.dtype.kind != "f":
+                return Mul.apply(a, b)
+            ctx = record(Mul, (a, b), out, (need_a, need_b), (a if need_b else None, b if need_a else None))
+            ctx.scalars, ctx.shapes = (None, None), (a._data.shape, b._data.shape)
+        return out
+    return Mul.apply(a, b)
+
+
+binary_operator("mul", "mul", _mul, _mul)
 
 
 @tensor_method("mul_", "__imul__")

@@ -12,6 +12,7 @@ import numpy as np
 
 from minigrad import return_types
 from minigrad.autograd.function import Function
+from minigrad.core.builtin import plain, record
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, type_name
 from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import expanded
@@ -25,6 +26,13 @@ def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if i in dims else n for i, n in enumerate(shape))
 
 
+def _summed(a: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    out = np.add.reduce(a._data, axis=dims, keepdims=keepdim)  # (ndarray.sum, without its Python wrapper)
+    if out.dtype.kind in "bi":
+        out = out.astype(np.int64)  # PyTorch sums integers and booleans as int64
+    return Tensor._wrap(np.asarray(out, order="C"))  # a new tensor is row-major, as in PyTorch
+
+
 class Sum(Function):
     node_name = "SumBackward1"
 
@@ -33,10 +41,7 @@ class Sum(Function):
         ctx.dims = normalize_dims(dim, a.ndim)
         ctx.input_shape = a._data.shape
         ctx.keepdim = keepdim
-        out = np.add.reduce(a._data, axis=ctx.dims, keepdims=keepdim)  # (ndarray.sum, without its Python wrapper)
-        if out.dtype.kind in "bi":
-            out = out.astype(np.int64)  # PyTorch sums integers and booleans as int64
-        return Tensor._wrap(np.asarray(out, order="C"))  # a new tensor is row-major, as in PyTorch
+        return _summed(a, ctx.dims, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -233,6 +238,13 @@ def _any(self, dim=None, keepdim: bool = False) -> Tensor:
 @tensor_method("sum", top_level=True)
 def _sum(self, dim=None, keepdim: bool = False) -> Tensor:
     flag(keepdim, "keepdim")
+    if dim is None and self._requires_grad and plain(self) and self._data.dtype.kind == "f":
+        # a plain call, recorded directly (core/builtin.py)
+        dims = tuple(range(self._data.ndim))
+        out = _summed(self, dims, keepdim)
+        ctx = record(SumAll, (self, None, keepdim), out, (True, False, False))
+        ctx.dims, ctx.input_shape, ctx.keepdim = dims, self._data.shape, keepdim
+        return out
     return (SumAll if dim is None else Sum).apply(self, dim, keepdim)
 
 

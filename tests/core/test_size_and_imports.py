@@ -21,9 +21,9 @@ CORE = Path(__file__).resolve().parents[2] / "minigrad" / "core"
 CORE_BUDGET = 1500  # the whole core
 FILE_BUDGET = 400  # any one of its files
 # The learner's reading path: the core in the order its __init__ states, without the files a first
-# reading skips (the extension points, PyTorch's rules for a Function's unusual calls, the long way a
-# node runs in backward, tensor hooks).
-READING_SKIPS = ("extension.py", "function_rules.py", "instrumented.py", "hooks.py")
+# reading skips (the extension points, PyTorch's rules for a Function's unusual calls, the short way
+# a built-in op's plain call is recorded, the long way a node runs in backward, tensor hooks).
+READING_SKIPS = ("extension.py", "function_rules.py", "builtin.py", "instrumented.py", "hooks.py")
 READING_BUDGET = 1000
 
 
