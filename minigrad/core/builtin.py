@@ -14,8 +14,7 @@ work around it::
             ctx = record(Mul, (a, b), out, (a._requires_grad, b._requires_grad), (b, a))
 
 A call is plain when grad mode is on, anomaly mode is off and no tensor argument
-is a view (``plain``); the op's output must be one new floating-point tensor, and
-every tensor argument one that gets an edge (an operand, or a float input).
+is a view (``plain``); the op's output must be one new floating-point tensor.
 """
 from __future__ import annotations
 
@@ -37,9 +36,12 @@ def plain(*tensors) -> bool:
 
 def record(cls: type, args: tuple, out, needs_input_grad: tuple, to_save: tuple = ()):
     """Make ``out`` (a new float tensor) the output of a call of built-in op ``cls`` on ``args``, as
-    ``Function.apply`` would: its ctx, with an edge and ``(shape, dtype)`` for each tensor argument,
-    None for the others, and ``to_save`` (inputs, or None) saved for backward. Returns the ctx, for
-    the attributes the op's forward sets on it (``ctx.shapes``, ...)."""
+    ``Function.apply`` would: its ctx, with an edge and ``(shape, dtype)`` for each tensor in ``args``,
+    None for the others, and ``to_save`` (inputs, ``out``, other new tensors, or None) saved for
+    backward. ``args`` are the call's arguments with None in place of a tensor that gets no edge
+    (``FunctionCtx._record``'s rule: a tensor operand, or without ``_operands`` a float tensor, gets
+    one); a number as an operand takes ``apply``. Returns the ctx, for the attributes the op's
+    forward sets on it (``ctx.shapes``, ...)."""
     node_cls = cls._backward_cls
     ctx = node_cls.__new__(node_cls)
     ctx.needs_input_grad = needs_input_grad
@@ -59,7 +61,7 @@ def record(cls: type, args: tuple, out, needs_input_grad: tuple, to_save: tuple 
     ctx.next_functions, ctx._input_meta, ctx._output_meta = tuple(edges), tuple(input_meta), ((data.shape, data.dtype),)
     ctx._num_outputs, ctx._sequence_nr = 1, next(_graph._sequence_numbers)
     ctx._pre_hooks = ctx._retains_grad = ctx._node_hooks = ctx._metadata = None
+    out._requires_grad, out._grad_fn = True, ctx  # (before saving: a saved output keeps its requires_grad)
     if to_save:
-        ctx._saved = tuple([None if t is None else CheckedSavedTensor(t, None) for t in to_save])
-    out._requires_grad, out._grad_fn = True, ctx
+        ctx._saved = tuple([None if t is None else CheckedSavedTensor(t, 0 if t is out else None) for t in to_save])
     return ctx

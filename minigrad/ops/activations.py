@@ -10,6 +10,7 @@ import numpy as np
 
 from minigrad import kernels
 from minigrad.autograd.function import Function
+from minigrad.core.builtin import plain, record
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad._tensor import Tensor
 from minigrad.ops.where import _float
@@ -151,6 +152,10 @@ class Relu(Function):
 
 @tensor_method(top_level=True, out=False)
 def relu(self) -> Tensor:
+    if self._requires_grad and plain(self):  # a plain call, recorded directly (core/builtin.py)
+        out = Tensor._wrap(_relu(self._data))
+        record(Relu, (self,), out, (True,), (out,))
+        return out
     return Relu.apply(self)
 
 

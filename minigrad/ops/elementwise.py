@@ -149,6 +149,8 @@ class Add(Function):
 
 def _add(a, b):
     """``Add.apply(a, b)``; a plain call of two tensors is recorded directly (core/builtin.py)."""
+    if not _GradMode.enabled:  # nothing records: Add._unrecorded, without the trip through apply
+        return _binary(np.add, a, b)
     if isinstance(b, Tensor) and isinstance(a, Tensor) and plain(a, b):
         out = _binary(np.add, a, b)
         if a._requires_grad or b._requires_grad:
@@ -237,6 +239,8 @@ class Mul(Function):
 
 def _mul(a, b):
     """``Mul.apply(a, b)``; a plain call of two tensors is recorded directly (core/builtin.py)."""
+    if not _GradMode.enabled:  # nothing records: Mul._unrecorded, without the trip through apply
+        return _binary(np.multiply, a, b)
     if isinstance(b, Tensor) and isinstance(a, Tensor) and plain(a, b):
         out = _binary(np.multiply, a, b)
         need_a, need_b = a._requires_grad, b._requires_grad

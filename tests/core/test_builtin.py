@@ -11,9 +11,14 @@ import pytest
 import minigrad
 from minigrad.autograd.graph import saved_tensors_hooks
 from minigrad.core import builtin
-from minigrad.ops import elementwise, reduction
+from minigrad.ops import activations, elementwise, reduction
 from minigrad.ops.elementwise import Add, Mul
+from minigrad.ops.activations import Relu
 from minigrad.ops.reduction import SumAll
+from minigrad.nn.ops import linear as linear_module, loss as loss_module
+from minigrad.nn.ops.linear import Linear, LinearNoBias
+from minigrad.nn.ops.loss import CrossEntropy
+import minigrad.nn.functional as F
 
 MISSING = object()
 CLASS_DEFAULTS = ("_to_save", "_freed", "_dirty", "_non_differentiable", "_materialize_grads", "_output_positions")
@@ -32,15 +37,15 @@ def node_state(node) -> dict:
     state.update(vars(node))
     saved = node._saved
     state["_saved"] = None if saved is None else tuple(
-        None if s is None else (type(s), s.tensor, s.output_nr, s.version_counter, s.saved_version, s.had_history,
-                                s.unpack_hook) for s in saved)
+        None if s is None else (type(s), s.tensor, s.output_nr, "the output's" if s.tensor is None else s.version_counter,
+                                s.saved_version, s.had_history, s.unpack_hook) for s in saved)
     state["type"], state["name"] = type(node), node.name()
     return state
 
 
 def counting_records(monkeypatch) -> list:
     calls = []
-    for module in (elementwise, reduction):
+    for module in (elementwise, reduction, activations, linear_module, loss_module):
         def counted(*args, _record=builtin.record, **kwargs):
             calls.append(args[0].__name__)
             return _record(*args, **kwargs)
@@ -102,6 +107,57 @@ def test_a_plain_sum_makes_the_node_apply_makes(monkeypatch, shape, keepdim, thr
     assert calls == ["SumAll"]
     assert node_state(direct.grad_fn) == node_state(by_apply.grad_fn)
     np.testing.assert_array_equal(direct.numpy(force=True), by_apply.numpy(force=True))
+
+
+@pytest.mark.parametrize("through_node", [False, "node", "second output"])
+def test_a_plain_relu_saves_its_output_as_apply_does(monkeypatch, through_node):
+    a, _ = operands((2, 3), (), np.float64, np.float32, True, False, through_node)
+    by_apply = Relu.apply(a)
+    calls = counting_records(monkeypatch)
+    direct = a.relu()
+    assert calls == ["Relu"]
+    assert node_state(direct.grad_fn) == node_state(by_apply.grad_fn)
+    (saved,) = direct.grad_fn._saved
+    assert saved.tensor is None and saved.requires_grad, "an output is saved as its data, with its requires_grad"
+    assert saved.data is direct._data and saved.version_counter is direct._version_counter
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("needs", list(itertools.product([True, False], repeat=3)))
+@pytest.mark.parametrize("through_node", [False, "node"])
+def test_a_plain_linear_makes_the_node_apply_makes(monkeypatch, bias, needs, through_node):
+    rng = np.random.default_rng(2)
+    x, w = operands((4, 3), (5, 3), np.float32, np.float32, needs[0], needs[1], through_node)
+    b = minigrad.tensor(rng.standard_normal(5).astype(np.float32), requires_grad=needs[2]) if bias else None
+    by_apply = (Linear if bias else LinearNoBias).apply(x, w, b)
+    calls = counting_records(monkeypatch)
+    direct = F.linear(x, w, b)
+    recorded = needs[0] or needs[1] or (bias and needs[2])
+    assert calls == ([("Linear" if bias else "LinearNoBias")] if recorded else [])
+    if recorded:
+        assert node_state(direct.grad_fn) == node_state(by_apply.grad_fn)
+    assert direct.requires_grad == by_apply.requires_grad
+    np.testing.assert_array_equal(direct.numpy(force=True), by_apply.numpy(force=True))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("through_node", [False, "node"])
+def test_a_plain_cross_entropy_makes_the_node_apply_makes(monkeypatch, reduction, through_node):
+    logits, _ = operands((4, 3), (), np.float32, np.float32, True, False, through_node)
+    target = minigrad.tensor([0, 2, 1, 2])
+    by_apply = CrossEntropy.apply(logits, target, reduction)
+    calls = counting_records(monkeypatch)
+    direct = F.cross_entropy(logits, target, reduction=reduction)
+    assert calls == ["CrossEntropy"]
+    state, expected = node_state(direct.grad_fn), node_state(by_apply.grad_fn)
+    for name in ("targets", "_on_target"):  # arrays: compared by value
+        np.testing.assert_array_equal(state.pop(name), expected.pop(name))
+    # the saved log-probabilities are a private tensor of each call: compared by value
+    (kind, mine, *rest), = state.pop("_saved")
+    (kind_expected, theirs, *rest_expected), = expected.pop("_saved")
+    assert (kind, rest[:1] + rest[2:]) == (kind_expected, rest_expected[:1] + rest_expected[2:])
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    assert state == expected
 
 
 def test_saved_tensor_hooks_see_the_same_packs():

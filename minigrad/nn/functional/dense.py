@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-from minigrad.nn.ops.linear import Linear as FusedLinear, LinearNoBias as FusedLinearNoBias, fits_fused_linear
+from minigrad.nn.ops.linear import fits_fused_linear, fused_linear
 from minigrad._tensor import Tensor
 from minigrad.nn.functional._common import _TENSORS, _TENSORS_OR_NONE, _check_tensors
 
@@ -18,7 +18,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             "(PyTorch: 'self and mat2 must have the same dtype'). Convert one with .to(dtype)"
         )
     if fits_fused_linear(input, weight, bias):
-        return (FusedLinear if bias is not None else FusedLinearNoBias).apply(input, weight, bias)
+        return fused_linear(input, weight, bias)
     if bias is not None and input.ndim != 2 and input.ndim > 0 and weight.ndim == 2:
         # PyTorch: the rows as one matrix (addmm), viewed back to the input's leading dimensions
         return linear(input.reshape(-1, input.shape[-1]), weight, bias).reshape(*input.shape[:-1], weight.shape[0])

@@ -14,7 +14,7 @@ from minigrad.dtypes import int64
 from minigrad.functional_ops import broadcast_tensors, where
 from minigrad.nn.ops.binary_cross_entropy import BinaryCrossEntropy
 from minigrad.nn.ops.ctc import CtcLoss
-from minigrad.nn.ops.loss import CrossEntropy
+from minigrad.nn.ops.loss import fused_cross_entropy
 from minigrad.nn.ops.reduced_loss import (
     BinaryCrossEntropyWithLogits, HuberLoss, MseLoss, NllLoss, NllLoss2d, SmoothL1Loss,
 )
@@ -163,7 +163,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         return _cross_entropy_with_probabilities(input, target, weight, reduction, label_smoothing)
     if not label_smoothing and weight is None and input.ndim == 2 and _check_class_targets(
             input, target, "cross_entropy", ignore_index):
-        return CrossEntropy.apply(input, target, reduction)
+        return fused_cross_entropy(input, target, reduction)
     if input.ndim < 1:
         raise RuntimeError(f"cross_entropy expects class scores of shape (C,), (N, C) or (N, C, d1, ...), "
                            f"but got shape {list(input.shape)}")

@@ -18,7 +18,15 @@ import numpy as np
 
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
+from minigrad.core.builtin import plain, record
 from minigrad._tensor import Tensor
+
+
+def _affine(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    out = input._data @ weight._data.T
+    if bias is not None:
+        out += bias._data
+    return Tensor._wrap(out)
 
 
 class Linear(Function):
@@ -26,14 +34,11 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias=None):
-        out = input._data @ weight._data.T
-        if bias is not None:
-            out += bias._data
         need = ctx.needs_input_grad
         # input only for the weight's gradient, weight only for the input's (as PyTorch's addmm);
         # set directly, as the other built-in ops do (save_for_backward's checks are for user code)
         ctx._to_save = (input if need[1] else None, weight if need[0] else None)
-        return Tensor._wrap(out)
+        return _affine(input, weight, bias)
 
     @staticmethod
     def backward(ctx, grad):
@@ -62,6 +67,18 @@ def linear_backward(input: Tensor | None, weight: Tensor | None, grad: Tensor,
 
 class LinearNoBias(Linear):
     node_name = "MmBackward0"
+
+
+def fused_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``Linear.apply`` (``LinearNoBias`` without a bias); a plain call is recorded directly (core/builtin.py)."""
+    cls = Linear if bias is not None else LinearNoBias
+    if plain(input, weight) and (bias is None or bias._base is None):
+        needs = (input._requires_grad, weight._requires_grad, bias is not None and bias._requires_grad)
+        out = _affine(input, weight, bias)
+        if True in needs:
+            record(cls, (input, weight, bias), out, needs, (input if needs[1] else None, weight if needs[0] else None))
+        return out
+    return cls.apply(input, weight, bias)
 
 
 def fits_fused_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 from minigrad import kernels
 from minigrad.autograd.function import Function
 from minigrad.autograd.grad_mode import is_grad_enabled
+from minigrad.core.builtin import plain, record
 from minigrad.ops.elementwise import Where
 from minigrad._tensor import Tensor
 
@@ -27,30 +28,46 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, input, target, reduction):
-        x = input._data
-        log_probs = kernels.log_softmax_rows(x) if x.dtype in _ROW_DTYPES else kernels.log_softmax_forward(x, axis=1)
-        targets = target._data.copy()  # kept for backward: a later change to target must not reach it
-        n = len(targets)
-        # each row's target as an index into the flat log-probabilities: one gather here, one scatter in backward
-        on_target = _row_starts(n, log_probs.shape[1]) + targets
-        picked = log_probs.reshape(-1)[on_target]
-        if reduction == "none":
-            loss = np.negative(picked, out=picked)
-        else:  # -(sum of picked) is the sum of the negated values, bit for bit (rounding is symmetric)
-            loss = -np.add.reduce(picked)
-            if reduction == "mean":  # an empty batch's mean is 0/0 = nan, as in PyTorch
-                loss = loss / n if n else np.nan
-            loss = np.asarray(loss, dtype=x.dtype)
+        loss, log_probs, targets, on_target = _cross_entropy(input, target, reduction)
         # What PyTorch's log_softmax and nll_loss nodes save: the log-probabilities (a private
         # tensor, freed by backward so that a second one raises), not the input, which may be
         # changed in place after the loss. (Set directly: save_for_backward's checks are for user code.)
-        ctx._to_save = (Tensor._wrap(log_probs),)
+        ctx._to_save = (log_probs,)
         ctx.targets, ctx.reduction, ctx._on_target = targets, reduction, on_target
-        return Tensor._wrap(loss)
+        return loss
 
     @staticmethod
     def backward(ctx, grad):
         return cross_entropy_backward(ctx, grad), None, None
+
+
+def _cross_entropy(input: Tensor, target: Tensor, reduction: str) -> tuple:
+    """(loss, log-probabilities, a copy of the targets, their flat indices): forward's values."""
+    x = input._data
+    log_probs = kernels.log_softmax_rows(x) if x.dtype in _ROW_DTYPES else kernels.log_softmax_forward(x, axis=1)
+    targets = target._data.copy()  # kept for backward: a later change to target must not reach it
+    n = len(targets)
+    # each row's target as an index into the flat log-probabilities: one gather here, one scatter in backward
+    on_target = _row_starts(n, log_probs.shape[1]) + targets
+    picked = log_probs.reshape(-1)[on_target]
+    if reduction == "none":
+        loss = np.negative(picked, out=picked)
+    else:  # -(sum of picked) is the sum of the negated values, bit for bit (rounding is symmetric)
+        loss = -np.add.reduce(picked)
+        if reduction == "mean":  # an empty batch's mean is 0/0 = nan, as in PyTorch
+            loss = loss / n if n else np.nan
+        loss = np.asarray(loss, dtype=x.dtype)
+    return Tensor._wrap(loss), Tensor._wrap(log_probs), targets, on_target
+
+
+def fused_cross_entropy(input: Tensor, target: Tensor, reduction: str) -> Tensor:
+    """``CrossEntropy.apply``; a plain call is recorded directly (core/builtin.py)."""
+    if input._requires_grad and plain(input, target):
+        loss, log_probs, targets, on_target = _cross_entropy(input, target, reduction)
+        ctx = record(CrossEntropy, (input, None, reduction), loss, (True, False, False), (log_probs,))  # (no edge: an integer target)
+        ctx.targets, ctx.reduction, ctx._on_target = targets, reduction, on_target
+        return loss
+    return CrossEntropy.apply(input, target, reduction)
 
 
 def cross_entropy_backward(ctx, grad: Tensor) -> Tensor:
