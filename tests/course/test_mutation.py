@@ -132,3 +132,31 @@ def test_every_stage_kills_its_mutants(tmp_path):
     confused = [f"{o['stage']} {o['part']} {o['operator']} line {o['line']}: {o['diagnoses']}"
                 for o in outcomes if any(len(keys) > 1 for keys in o["diagnoses"].values())]
     assert not confused, confused
+
+
+def test_forked_children_run_torch_after_the_parent_did():
+    """Stage 12's checks compare with PyTorch in the parent, then in each forked child: with its GNU
+    OpenMP team started in the parent, the child's first parallel region waited forever (every stage
+    12 mutant a timeout). ``use_fork_safe_threads`` keeps PyTorch on one thread."""
+    pytest.importorskip("torch")
+    code = (
+        "import os, sys\n"
+        "from minigrad.course.mutation.report import use_fork_safe_threads\n"
+        "use_fork_safe_threads()\n"
+        "import torch\n"
+        "x = torch.randn(64, 64)\n"
+        "torch.nn.functional.layer_norm(x, (64,))\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    torch.nn.functional.layer_norm(x, (64,))\n"
+        "    os._exit(0)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "sys.exit(os.waitstatus_to_exitcode(status))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("OMP_NUM_THREADS", None)
+    try:
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the forked child hung in PyTorch's layer_norm (a GNU OpenMP team started before the fork)")
+    assert run.returncode == 0, run.stderr[-2000:]

@@ -90,10 +90,15 @@ def add_arguments(parser) -> None:
 
 def use_fork_safe_threads() -> None:
     """Numba's ``workqueue`` threading layer: the children forked after a ``parallel=True`` kernel ran
-    in this process can run it too (GNU OpenMP's layer terminates them). Only before the first launch."""
+    in this process can run it too (GNU OpenMP's layer terminates them). Only before the first launch.
+    And PyTorch (stage 12's checks compare with it) on one thread: once its GNU OpenMP team has run
+    here, a forked child's first parallel region waits forever for threads it does not have."""
     os.environ["NUMBA_THREADING_LAYER"] = "workqueue"
     if "numba" in sys.modules:
         sys.modules["numba"].config.THREADING_LAYER = "workqueue"
+    os.environ["OMP_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _caps(text: str) -> dict:
