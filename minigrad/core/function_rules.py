@@ -38,6 +38,9 @@ class CheckedSavedTensor(_graph.SavedTensor):
             self.tensor, self.data, self.requires_grad = None, tensor._data, tensor.requires_grad
 
     def unpack(self, node):
+        if self.unpack_hook is None and self.tensor is not None and not self.had_history and (
+                self.version_counter.value == self.saved_version):
+            return self.tensor  # (the common case, SavedTensor.unpack's first lines, without the call)
         if self.had_history and self.unpack_hook is None and self.tensor._grad_fn is None and self.tensor._base is None:
             raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
                                "This is not supported anymore. If you need to use the tensor, use .detach() (out of "

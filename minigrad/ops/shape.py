@@ -324,7 +324,8 @@ def expanded(grad: Tensor, shape: tuple) -> Tensor:
     if _GradMode.enabled:
         return Expand.apply(grad, shape)
     data = grad._data
-    out = Tensor._wrap(strided_view(data, shape, _expand_strides(data, shape)))
+    strides = _expand_strides(data, shape) if data.ndim else (0,) * len(shape)  # (a 0-d gradient: every stride 0)
+    out = Tensor._wrap(strided_view(data, shape, strides))
     counter = out._counter = grad._version_counter
     step = (Expand, (shape,))
     if grad._base is None:
