@@ -66,8 +66,8 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
             type(y) is np.ndarray and x.dtype == y.dtype or (type(y) is float or type(y) is int) and x.dtype.kind == "f")
         result_dtype = x.dtype if same else dtypes.result_type(x, y)
         if type(y) is float and same:
-            y = result_dtype.type(y)  # (the same product: NumPy casts a Python float to the array's float dtype
-            # first, but finds that out more slowly than this line)
+            y = np.array(y, result_dtype)  # (the same product: NumPy casts a Python float to the array's float
+            # dtype first, but finds that out more slowly than this line; a 0-d array is quicker than a scalar)
     if not same and result_dtype.kind == "f":
         x, y = _computed_in(x, result_dtype), _computed_in(y, result_dtype)
     try:
