@@ -599,3 +599,14 @@ def test_post_accumulate_hook_runs_when_a_custom_backward_returns_none_for_the_l
            ("reduce", "sum", 0, None, False), ("binary_scalar", "add", 1, 2.0, False), ("post_acc_hook", 1, None),
            leaf(), leaf(), ("func", "NoneGrad", (2, 1), ()), ("unary", "abs", 0),
            ("backward", 8, 0, None, True, None)])
+
+
+def test_an_empty_advanced_index_result_checks_no_bounds():
+    """Found by the differential long run at d77f1de: PyTorch's index kernel visits no element of an
+    empty result, so an out-of-range index into a non-empty dimension is no error there (``x[[5], 2:2]``
+    of a (1, 3) tensor is (1, 0)); NumPy raised. An index into a dimension of size 0 still raises."""
+    check([leaf((1, 1, 1), False), ("index", 0, (0, slice(None), ("list", (0, 0, 0)))),
+           ("index", 1, (("list", (1,)), slice(-1, 2)))])
+    check([leaf((1, 3)), ("index", 0, (("list", (5,)), slice(2, 2)))])
+    check([leaf((1, 3)), ("index", 0, (slice(2, 2), ("list", (5,))))])
+    check([leaf((1, 3)), ("index", 0, (slice(0, 0), ("list", (5,))))])

@@ -242,12 +242,38 @@ class Index(Function):
     @staticmethod
     def forward(ctx, a, key):
         ctx.input_shape = a.shape
+        out, key = _gathered(a._data, key)
         _save_key(ctx, key)
-        return Tensor._wrap(_index_layout(a._data, key, a._data[key]))
+        return Tensor._wrap(_index_layout(a._data, key, out))
 
     @staticmethod
     def backward(ctx, grad):
         return IndexAdd.apply(grad, _saved_key(ctx), ctx.input_shape), None
+
+
+def _gathered(src: np.ndarray, key: tuple) -> tuple:
+    """``(src[key], key)``. As PyTorch, an empty result checks no index against its dimension's size
+    (its kernel visits no element): ``x[[5], 2:2]`` of a (1, 3) tensor is (1, 0), where NumPy raises.
+    Then the key's integer arrays are clipped into range (so backward can use it too); an index into a
+    dimension of size 0, or a key that still fails, raises NumPy's IndexError as before."""
+    try:
+        return src[key], key
+    except IndexError:
+        dim, clipped = 0, []
+        for k in key:
+            if isinstance(k, np.ndarray) and k.dtype.kind in "iu":
+                if dim >= src.ndim or src.shape[dim] == 0:
+                    raise
+                k = np.clip(k, -src.shape[dim], src.shape[dim] - 1)
+            clipped.append(k)
+            dim += 0 if k is None else k.ndim if isinstance(k, np.ndarray) and k.dtype == bool else 1
+        try:
+            out = src[tuple(clipped)]
+        except IndexError:
+            out = None
+        if out is None or out.size:
+            raise
+        return out, tuple(clipped)
 
 
 def _index_layout(src: np.ndarray, key: tuple, out: np.ndarray) -> np.ndarray:
