@@ -582,9 +582,16 @@ def test_set_data_of_an_inference_tensor_then_a_view():
 
 def test_var_mean_of_too_few_values_has_a_constant_gradient():
     # long run, 2026-11-28: var_mean's backward at 0 degrees of freedom over every dim is PyTorch's
-    # var_backward constant (NaN or inf), outside the graph even with create_graph
+    # var_backward: the incoming gradient (here ones, outside the graph) times NaN or inf
     check([leaf(), ("reduce", "var_mean", 0, None, False), leaf((), False),
            ("grad", 1, [0], 0, None, True, False)])
+
+
+def test_var_mean_of_too_few_values_records_a_recorded_incoming_gradient():
+    # long run at 72f9f0f: that product is recorded when the incoming gradient is (create_graph through
+    # abs, whose backward multiplies by sign(var)); the previous fix had made it a constant always
+    check([leaf((), False), leaf(), ("reduce", "var_mean", 1, None, False), leaf((), False), leaf((), False),
+           leaf((), False), ("clone", 1), ("retain_grad", 1), ("unary", "abs", 2), ("grad", 8, [1], 0, None, True, False)])
 
 
 def test_std_mean_of_too_few_values_keeps_a_recorded_gradient():

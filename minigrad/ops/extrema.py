@@ -25,7 +25,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import flag, normalize_dims, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.ops.scan import check_inplace_dtype
-from minigrad.ops.stats import correction_of
+from minigrad.ops.stats import _infinite_scale, correction_of
 from minigrad._tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
 from minigrad import return_types
@@ -248,11 +248,9 @@ class VarMean(Function):
         a, *spread = ctx.saved_tensors
         grad = None
         if grad_spread is not None and ctx.whole and not ctx.dof and not ctx.root:
-            # PyTorch's var_backward: 2 / 0 times (x - mean), a constant outside the graph whatever the
-            # incoming gradient, NaN where x is the mean and inf elsewhere (as Var.backward; std_mean's
-            # gradient stays recorded in PyTorch)
-            data = a._data
-            grad = Tensor._wrap(np.where(data == (data.mean() if data.size else 0), np.nan, np.inf).astype(data.dtype))
+            # PyTorch's var_backward: the incoming gradient times NaN where x is the mean and inf elsewhere,
+            # recorded only through the gradient (as Var.backward; std_mean's stays recorded in PyTorch)
+            grad = grad_spread * _infinite_scale(a._data)
         elif grad_spread is not None:
             grad_spread = _kept(grad_spread, ctx.dims, ctx.keepdim)
             if ctx.root:  # d std = d var / (2 std), and 0 where std = 0, as PyTorch

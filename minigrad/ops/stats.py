@@ -166,6 +166,12 @@ def _degrees_of_freedom(ctx, a: Tensor, correction, op: str) -> float:
     return max(dof, 0)
 
 
+def _infinite_scale(data: np.ndarray) -> Tensor:
+    """What var's backward multiplies the gradient by when it divides by 0 degrees of freedom: 2 / 0
+    times (x - mean), NaN where x is the mean and inf elsewhere (PyTorch's ``where(x == mean, nan, inf)``)."""
+    return Tensor._wrap(np.where(data == (data.mean() if data.size else 0), np.nan, np.inf).astype(data.dtype))
+
+
 class Var(Function):
     node_name = "VarBackward0"
 
@@ -184,11 +190,9 @@ class Var(Function):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         if ctx.whole and ctx.dof <= 0:
-            # PyTorch's var_backward: 2 / 0 times (x - mean) is NaN where x is the mean, inf elsewhere,
-            # whatever the incoming gradient: a constant, outside the graph
-            data = a._data
-            at_mean = data == (data.mean() if data.size else 0)
-            return Tensor._wrap(np.where(at_mean, np.nan, np.inf).astype(data.dtype)), None, None, None
+            # PyTorch's var_backward: 2 / 0 times (x - mean) is the incoming gradient times a constant,
+            # NaN where x is the mean and inf elsewhere: recorded only through the gradient (create_graph)
+            return grad * _infinite_scale(a._data), None, None, None
         centred = a - a.sum(ctx.dims, keepdim=True) / ctx.count  # not mean(): no warning when empty
         return _keep_dims(ctx, grad) * centred * 2 / ctx.dof, None, None, None
 
