@@ -205,6 +205,18 @@ def count_nonzero(self, dim=None) -> Tensor:
 
 
 # -- std_mean, var_mean --------------------------------------------------------------------------------------
+def _welford_mean(x: np.ndarray, dims: tuple) -> np.ndarray:
+    """The mean over ``dims`` (kept) as PyTorch's var_mean and std_mean find it, one value at a time
+    (``mean += (x - mean) / n``), for a mean with an infinity in it: an infinity not last among the
+    values meets one of them and gives NaN (``var_mean([inf, 1.0])``'s mean is NaN, its ``mean()`` inf)."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    rows = np.moveaxis(x, kept + list(dims), range(x.ndim)).reshape([x.shape[d] for d in kept] + [-1])
+    mean = rows[..., 0].copy()
+    for n in range(1, rows.shape[-1]):
+        mean += (rows[..., n] - mean) / (n + 1)
+    return mean.reshape([1 if d in dims else x.shape[d] for d in range(x.ndim)])
+
+
 class VarMean(Function):
     """The variance (or, with ``root``, the standard deviation) and the mean, in one pass and one node."""
 
@@ -230,6 +242,8 @@ class VarMean(Function):
             spread = ((x - mean) ** 2).sum(axis=dims, keepdims=True) / dof
             if cls.root:
                 spread = np.sqrt(spread)
+            if count > 1 and np.isinf(mean).any():
+                mean = _welford_mean(x, dims)
         ctx.count, ctx.root, ctx.whole = count, cls.root, dim is None or a.ndim == 0
         shape = [n for i, n in enumerate(a.shape) if i not in dims]
         spread, mean = (Tensor._wrap(np.asarray(v if keepdim else v.reshape(shape), dtype=x.dtype, order="C"))
