@@ -625,3 +625,11 @@ def test_var_mean_of_an_infinity_finds_its_mean_one_value_at_a_time():
     check([leaf(), leaf((), False, 1, "int"), leaf(), leaf((2,), False, 1), ("detach", 0), ("index", 0, ()),
            ("unary", "abs", 0), ("binary", "div", 3, 1), ("index", 0, ()), leaf(), leaf(), leaf(),
            ("reduce", "var_mean", 7, None, False)])
+
+
+def test_a_cat_whose_edges_lead_nowhere_computes_no_gradient_for_its_post_hook():
+    # long run at aa37dcd: backward(inputs=[cat's own output]) runs the cat's node (to fill the
+    # output's .grad) but no edge of it leads to an input, so PyTorch's cat computes no gradient and
+    # its post-hook sees (None, None); minigrad's computed both
+    check([leaf(), leaf(), leaf((1,)), ("join", "cat", (2, 2), 0), leaf(), leaf(), ("node_hook", 3, "post", None),
+           ("reduce", "sum", 0, None, False), leaf(), leaf(), leaf(), ("backward", 3, 0, None, True, [3])])

@@ -102,7 +102,8 @@ def _run_with_node_hooks(node: Node, grads: list, plan: dict | None, compute: bo
     In a pass given inputs (``plan``), the gradients for edges to nodes it does
     not visit are dropped: before the post-hooks for most built-in ops' nodes
     (PyTorch's ops do not compute them), after them for a custom Function's
-    node and a cat's or stack's (their backward did, and their post-hooks see them).
+    node and a cat's or stack's (their backward did, and their post-hooks see them),
+    unless no edge of the cat or stack leads on (then it computed none).
     """
     hooks = node._node_hooks
     if hooks is not None:
@@ -111,7 +112,9 @@ def _run_with_node_hooks(node: Node, grads: list, plan: dict | None, compute: bo
             if result is not None:
                 grads = list(_checked_hook_result(hook, result, grads))
     input_grads = node._run_backward(grads) if compute else [None] * len(node.next_functions)
-    sees_all = node._custom or node._all_gradients
+    # (a cat's or stack's backward computes every gradient once one is needed: none, if no edge leads on)
+    sees_all = node._custom or node._all_gradients and plan is not None and any(
+        child in plan for child, _ in node.next_functions)
     if plan is not None and not sees_all:
         input_grads = _visited_only(node, input_grads, plan)
     if hooks is not None:
