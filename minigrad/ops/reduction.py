@@ -240,7 +240,7 @@ def _sum(self, dim=None, keepdim: bool = False) -> Tensor:
     flag(keepdim, "keepdim")
     if dim is None and self._requires_grad and plain(self) and self._data.dtype.kind == "f":
         # a plain call, recorded directly (core/builtin.py)
-        dims = tuple(range(self._data.ndim))
+        dims = normalize_dims(None, self._data.ndim)
         out = _summed(self, dims, keepdim)
         ctx = record(SumAll, (self, None, keepdim), out, (True, False, False))
         ctx.dims, ctx.input_shape, ctx.keepdim = dims, self._data.shape, keepdim

@@ -29,18 +29,19 @@ from minigrad._tensor import Tensor, _ViewMeta, _sizes, _tensor_argument
 from minigrad.ops.registry import tensor_method
 
 
-def view_of(base: Tensor, array: np.ndarray, step: tuple | None = None) -> Tensor:
+def view_of(base: Tensor, array: np.ndarray, step: tuple | None = None, shares: bool = False) -> Tensor:
     """Wrap ``array``, which shares memory with ``base``, as a view of it.
 
     ``step = (ViewFunction, args)`` says how to take this view again:
     ``ViewFunction.apply(base, *args)``. Without it, the view cannot be modified
     in place inside a graph, nor used after its base's history changed.
+    ``shares``: the caller knows ``array`` is a view of ``base``'s memory (no check).
     """
     out = Tensor._wrap(array)
     # may_share_memory checks bounds only (exact overlap can cost far more than the op); an
     # empty result shares no memory but is still a view (a view op made it; PyTorch's empty
     # reshape is always a view too).
-    if array.size == 0 or np.may_share_memory(array, base._data):
+    if shares or array.size == 0 or np.may_share_memory(array, base._data):
         out._version_counter = base._version_counter
         root = base._base
         if root is None:
@@ -319,22 +320,14 @@ class Expand(Function):
 
 def expanded(grad: Tensor, shape: tuple) -> Tensor:
     """``grad.expand(shape)`` in a backward, whose shapes fit by construction: when nothing records it
-    (no ``create_graph``), the very view ``Expand`` makes, without the trip through ``apply`` and
-    ``view_of`` (a strided view of a non-empty array always shares its memory)."""
+    (no ``create_graph``), the very view ``Expand`` makes, without the trip through ``apply`` or
+    ``view_of``'s memory check (a strided view of the gradient shares its memory)."""
     if _GradMode.enabled:
         return Expand.apply(grad, shape)
     data = grad._data
     strides = _expand_strides(data, shape) if data.ndim else (0,) * len(shape)  # (a 0-d gradient: every stride 0)
-    out = Tensor._wrap(strided_view(data, shape, strides))
-    counter = out._counter = grad._version_counter
-    step = (Expand, (shape,))
-    if grad._base is None:
-        out._base, steps = grad, (step,)
-    else:
-        out._base, steps = grad._base, grad._view_meta.steps
-        steps = None if steps is None else steps + (step,)
-    out._view_meta = meta = _ViewMeta(steps, counter.value)
-    meta.no_grad = True  # (as _apply_unrecorded marks a view made in no_grad mode)
+    out = view_of(grad, strided_view(data, shape, strides), (Expand, (shape,)), shares=True)
+    out._view_meta.no_grad = True  # (as _apply_unrecorded marks a view made in no_grad mode)
     return out
 
 
