@@ -633,3 +633,11 @@ def test_a_cat_whose_edges_lead_nowhere_computes_no_gradient_for_its_post_hook()
     # its post-hook sees (None, None); minigrad's computed both
     check([leaf(), leaf(), leaf((1,)), ("join", "cat", (2, 2), 0), leaf(), leaf(), ("node_hook", 3, "post", None),
            ("reduce", "sum", 0, None, False), leaf(), leaf(), leaf(), ("backward", 3, 0, None, True, [3])])
+
+
+def test_sort_backward_scatters_with_the_indices_output_as_it_is_now():
+    # long run at e8ae6a7: PyTorch saves sort's indices output as the tensor itself (it has no
+    # history), so a float .data given to it afterwards reaches backward's scatter, which refuses it;
+    # minigrad's node kept the index array it made
+    check([leaf(), leaf((), False), leaf(), ("unary", "abs", 0), ("reduce", "sort", 0, 0, False),
+           leaf((), False), leaf((), False), leaf((), False), ("set_data", 5, 0), ("backward", 4, 0, None, True, None)])

@@ -350,10 +350,10 @@ class FunctionCtx(Node):
         if self._to_save:
             saved = []
             for t in self._to_save:
-                if t is not None:  # an output is saved with its gradient slot, anything else with None
+                if t is not None:  # an output with a gradient is saved with its slot, anything else with None
                     output_nr = None
                     for out, connected_out in zip(outputs, connected):
-                        if out is t:
+                        if out is t and connected_out._requires_grad:  # (one without is kept as it is, as PyTorch's leaf)
                             output_nr = connected_out._output_nr
                             break
                     t = CheckedSavedTensor(t, output_nr)

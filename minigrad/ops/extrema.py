@@ -26,6 +26,7 @@ from minigrad.ops.broadcast import flag, normalize_dims, wrap_dim
 from minigrad.ops.elementwise import Where
 from minigrad.ops.scan import check_inplace_dtype
 from minigrad.ops.stats import _infinite_scale, correction_of
+from minigrad.ops.subscript import saved_index
 from minigrad._tensor import Tensor, check_tensor
 from minigrad.ops.registry import tensor_method
 from minigrad import return_types
@@ -171,6 +172,7 @@ class Cummax(Function):
     @staticmethod
     def backward(ctx, grad, _grad_indices):
         indices, = ctx.saved_tensors
+        saved_index(indices)
         if grad.ndim == 0:
             return grad.clone(), None
         zeros = Tensor._wrap(np.zeros(ctx.input_shape, dtype=grad._data.dtype))

@@ -19,7 +19,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, type_name, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.registry import tensor_method
-from minigrad.ops.subscript import IndexAdd
+from minigrad.ops.subscript import IndexAdd, saved_index
 from minigrad._tensor import Tensor
 
 
@@ -31,21 +31,22 @@ class _Selected(Function):
         ctx.dim, ctx.keepdim, ctx.input_shape = dim, keepdim, a.shape
         if a.ndim == 0:
             values, indices = a._data.copy(), np.zeros((), dtype=np.int64)
-            ctx.key = ()
         else:
-            ctx.key = full_index(index, dim)
-            values, indices = a._data[ctx.key], index.astype(np.int64)
+            values, indices = a._data[full_index(index, dim)], index.astype(np.int64)
             if not keepdim:
                 values, indices = values.squeeze(dim), indices.squeeze(dim)
         indices = Tensor._wrap(np.asarray(indices, order="C"))
         ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)  # as PyTorch, which scatters at the indices output in backward
         return Tensor._wrap(np.asarray(values, order="C")), indices
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
+        index = saved_index(*ctx.saved_tensors)
         if ctx.input_shape and not ctx.keepdim:
-            grad = grad.unsqueeze(ctx.dim)
-        return IndexAdd.apply(grad, ctx.key, ctx.input_shape), None, None, None
+            grad, index = grad.unsqueeze(ctx.dim), np.expand_dims(index, ctx.dim)
+        key = full_index(index, ctx.dim) if ctx.input_shape else ()
+        return IndexAdd.apply(grad, key, ctx.input_shape), None, None, None
 
 
 class MedianDim(_Selected):

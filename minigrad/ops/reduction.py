@@ -16,7 +16,7 @@ from minigrad.core.builtin import plain, record
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, normalize_dims, type_name
 from minigrad.ops.elementwise import Maximum, Where
 from minigrad.ops.shape import expanded
-from minigrad.ops.subscript import IndexAdd
+from minigrad.ops.subscript import IndexAdd, saved_index
 from minigrad.ops.special import Minimum
 from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method
@@ -145,10 +145,9 @@ class MaxDim(Function):
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        indices, = ctx.saved_tensors
+        index = saved_index(*ctx.saved_tensors)
         if ctx.dim is None:  # 0-d input: PyTorch scatters grad into new zeros, a tensor of its own
             return grad.clone(), None, None, None
-        index = indices._data
         if not ctx.keepdim:
             grad, index = grad.unsqueeze(ctx.dim), np.expand_dims(index, ctx.dim)
         return IndexAdd.apply(grad, _full_index(index, ctx.dim), ctx.input_shape), None, None, None

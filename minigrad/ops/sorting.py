@@ -18,7 +18,7 @@ from minigrad.autograd.function import Function
 from minigrad.ops.broadcast import NOT_GIVEN, flag, integer, wrap_dim
 from minigrad.ops.indexing import full_index
 from minigrad.ops.layout import like_first
-from minigrad.ops.subscript import IndexAdd
+from minigrad.ops.subscript import IndexAdd, saved_index
 from minigrad._tensor import Tensor
 from minigrad.ops.registry import tensor_method
 
@@ -50,8 +50,8 @@ class _Picked(Function):
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        indices, = ctx.saved_tensors
-        key = full_index(indices._data, ctx.dim) if ctx.input_shape else ()
+        index = saved_index(*ctx.saved_tensors)
+        key = full_index(index, ctx.dim) if ctx.input_shape else ()
         return IndexAdd.apply(grad, key, ctx.input_shape), None, None
 
 

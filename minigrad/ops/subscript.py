@@ -411,6 +411,14 @@ def _saved_key(ctx) -> tuple:
     return tuple(key)
 
 
+def saved_index(indices: Tensor) -> np.ndarray:
+    """The array of an indices output saved for backward. PyTorch keeps that output itself (it has no
+    history), so a ``.data`` given to it since is what backward scatters with, and a float one is refused."""
+    if indices._data.dtype.kind != "i" or indices._data.dtype.itemsize < 4:
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    return indices._data
+
+
 class IndexAdd(Function):
     """Zeros of ``shape`` with ``values`` added at ``key`` (repeated indices add up).
 
