@@ -44,7 +44,7 @@ from minigrad.core.extension import Extensions
 from minigrad.core.function_rules import (
     CheckedSavedTensor, _apply_unrecorded, _bind_keywords, _has_defaults, _index_of, _mark_dirty_outputs,
     _pick_backward, _refuse_instance_call, _unrecorded_outputs, _warn_instantiated, connect_output,
-    raise_bad_gradient, sum_to_input,
+    validate_grads,
 )
 from minigrad.core.grad_mode import _GradMode
 from minigrad.core.graph import Node
@@ -251,47 +251,7 @@ class FunctionCtx(Node):
                 for g, meta in zip(grad_outputs, self._output_meta)
             ]
         grads = self._user_backward(*grad_outputs)
-        return self._validate_grads(grads if type(grads) is tuple else (grads,))
-
-    def _validate_grads(self, grads: tuple) -> tuple:
-        """One gradient per edge (``next_functions``), each a Tensor of its input's shape and dtype (or None).
-
-        As in PyTorch, only the gradients of inputs that need one are checked
-        and fitted to their input: the others follow no edge, and a custom
-        backward's value for them still reaches the node's post-hooks (a
-        built-in op's is dropped: PyTorch's ops do not compute it).
-        """
-        input_meta, needs_input_grad = self._input_meta, self.needs_input_grad
-        n_inputs = len(input_meta)
-        if len(grads) != n_inputs:
-            if len(grads) > n_inputs and all(g is None for g in grads[n_inputs:]):
-                grads = grads[:n_inputs]
-            else:
-                raise RuntimeError(
-                    f"function {self.name()} returned an incorrect number of gradients (expected {n_inputs}, "
-                    f"got {len(grads)}): backward must return one gradient per forward input, "
-                    "with None for inputs that are not tensors or need no gradient"
-                )
-        checked, Tensor = [], _graph.Tensor
-        for i, g in enumerate(grads):  # (indexing, not zip: this loop runs for every node of every backward)
-            meta = input_meta[i]
-            if meta is None:  # an argument without an edge: not a tensor (or a built-in op's index or mask)
-                if g is not None:
-                    raise_bad_gradient(self, i, g)
-                continue
-            if g is not None:
-                if not isinstance(g, Tensor):
-                    raise_bad_gradient(self, i, g)
-                if needs_input_grad[i]:
-                    shape, dtype = meta
-                    if g._data.shape != shape:
-                        g = sum_to_input(self, i, g, shape)
-                    if g._data.dtype is not dtype and g._data.dtype != dtype:  # (NumPy's dtypes are mostly one object)
-                        g = g.to(dtype)
-                elif not (self._custom or self._all_gradients):
-                    g = None
-            checked.append(g)
-        return tuple(checked)
+        return validate_grads(self, grads if type(grads) is tuple else (grads,))  # (function_rules.py)
 
     def _record(self, inputs: tuple, outputs: tuple) -> tuple:
         """Make this ctx the ``grad_fn`` of the outputs and pack what was saved.

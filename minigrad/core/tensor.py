@@ -165,7 +165,16 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False, inputs=None) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of every leaf it depends on."""
-        _differentiate.backward(self, gradient, retain_graph, create_graph, inputs)
+        data = self._data
+        if gradient is None and data.size == 1 and inputs is None and self._requires_grad:  # (loss.backward())
+            gradient = np.empty(data.shape, data.dtype)
+            gradient.fill(1)  # (np.ones, without its Python wrapper)
+            gradient = Tensor._wrap(gradient)
+        elif (type(gradient) is not Tensor or inputs is not None or not self._requires_grad
+              or gradient._data.shape != data.shape or gradient._data.dtype != data.dtype):
+            return _differentiate.backward(self, gradient, retain_graph, create_graph, inputs)  # (checks, then runs)
+        _differentiate.run_backward([self._edge()], [gradient], create_graph if retain_graph is None else retain_graph,
+                                    create_graph)
 
     def detach(self) -> "Tensor":
         """The same values (shared memory and version), cut from the graph."""

@@ -34,7 +34,7 @@ def binary_operator(name: str, method: str | None, forward: Callable, reflected:
     makes it ``minigrad.<method>`` too.
     """
     def operator(self, other):
-        if type(other) is not Tensor:  # (a tensor operand, the usual case, needs no look)
+        if type(other) is not Tensor and type(other) is not float:  # (the usual cases need no look)
             other = _operand(other)
             if other is NotImplemented:
                 return NotImplemented
