@@ -128,6 +128,8 @@ class _TensorAPI:
                             "minigrad.tensor(...) first")
         if self._requires_grad and value._data.dtype.kind not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        if value._data.dtype != self._data.dtype:  # as PyTorch: a leaf's next graph gets a new accumulator,
+            self._grad_accumulator = None  # and a graph recorded before leads to the old one, not to this tensor
         self._data = value._data
 
     def __format__(self, format_spec: str) -> str:

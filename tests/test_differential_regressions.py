@@ -641,3 +641,10 @@ def test_sort_backward_scatters_with_the_indices_output_as_it_is_now():
     # minigrad's node kept the index array it made
     check([leaf(), leaf((), False), leaf(), ("unary", "abs", 0), ("reduce", "sort", 0, 0, False),
            leaf((), False), leaf((), False), leaf((), False), ("set_data", 5, 0), ("backward", 4, 0, None, True, None)])
+
+
+def test_data_of_another_dtype_gives_the_leaf_a_new_accumulator():
+    # long run at 9153f0b: PyTorch's set_data drops a leaf's gradient accumulator when the dtype changes,
+    # so a graph recorded before leads to the old one: grad(w, [x]) finds x unused and raises
+    check([leaf((), True, 0, "float32"), leaf((), False), ("where", 0, 0, 0), ("set_data", 0, 1), ("unary", "abs", 0),
+           leaf((), False), ("grad", 2, [0], 0, None, False, False)])
