@@ -648,3 +648,13 @@ def test_data_of_another_dtype_gives_the_leaf_a_new_accumulator():
     # so a graph recorded before leads to the old one: grad(w, [x]) finds x unused and raises
     check([leaf((), True, 0, "float32"), leaf((), False), ("where", 0, 0, 0), ("set_data", 0, 1), ("unary", "abs", 0),
            leaf((), False), ("grad", 2, [0], 0, None, False, False)])
+
+
+def test_a_product_whose_saved_operand_no_longer_broadcasts_raises_runtime_error():
+    # long run at 466f567: a detached operand's .data replaced by one of another shape before backward;
+    # MulBackward's gradient product then does not broadcast, which PyTorch reports as a RuntimeError
+    # (its size message); minigrad's same-dtype product let NumPy's ValueError out
+    check([leaf((3,), False), leaf(), ("detach", 0), ("binary", "mul", 1, 2), ("node_hook", 3, "pre", None),
+           ("unary", "abs", 0), ("backward", 1, 0, None, True, None), ("multi", "chunk", 0, (2, 0), 2),
+           ("unary", "abs", 0), leaf((), False), leaf((), False), ("set_data", 2, 5),
+           ("backward", 3, 0, None, False, None)])

@@ -95,7 +95,10 @@ def _grad_times(grad: Tensor, x) -> Tensor:
     if isinstance(x, Tensor):
         g, y = grad._data, x._data
         if g.dtype == y.dtype and g.flags.c_contiguous:
-            return Tensor._wrap(np.multiply(g, y))
+            try:
+                return Tensor._wrap(np.multiply(g, y))
+            except ValueError:  # shapes that do not broadcast (a saved operand's .data replaced since):
+                pass  # _binary raises PyTorch's error
     return _binary(np.multiply, grad, x)
 
 
