@@ -13,6 +13,13 @@ def _as_tuple(x) -> tuple:
     return tuple(x)
 
 
+def _ones(data: np.ndarray):
+    """A tensor of ones of ``data``'s shape and dtype: d output / d output, the seed of ``loss.backward()``."""
+    ones = np.empty(data.shape, data.dtype)
+    ones.fill(1)  # (np.ones, without its Python wrapper: every loss.backward() makes one)
+    return _graph.Tensor._wrap(ones)
+
+
 def _seed(outputs: tuple, grad_outputs, argument: str) -> tuple[list, list]:
     """The root edges and their initial gradients (ones for a scalar output); ``argument`` names
     ``grad_outputs`` in errors (``gradient`` for backward, ``grad_outputs`` for grad)."""
@@ -40,9 +47,7 @@ def _seed(outputs: tuple, grad_outputs, argument: str) -> tuple[list, list]:
                     f"grad can be implicitly created only for scalar outputs, but output {i} has shape "
                     f"{list(out.shape)}: call .sum() first, or pass gradient= a tensor of that shape"
                 )
-            g = np.empty(out._data.shape, out._data.dtype)
-            g.fill(1)  # (np.ones, without its Python wrapper: every loss.backward() makes one)
-            g = Tensor._wrap(g)
+            g = _ones(out._data)
         elif g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of {out.shape}."

@@ -167,9 +167,7 @@ class Tensor:
         """Accumulate the gradient of this tensor into the ``.grad`` of every leaf it depends on."""
         data = self._data
         if gradient is None and data.size == 1 and inputs is None and self._requires_grad:  # (loss.backward())
-            gradient = np.empty(data.shape, data.dtype)
-            gradient.fill(1)  # (np.ones, without its Python wrapper)
-            gradient = Tensor._wrap(gradient)
+            gradient = _differentiate._ones(data)
         elif (type(gradient) is not Tensor or inputs is not None or not self._requires_grad
               or gradient._data.shape != data.shape or gradient._data.dtype != data.dtype):
             return _differentiate.backward(self, gradient, retain_graph, create_graph, inputs)  # (checks, then runs)
