@@ -1,6 +1,8 @@
 """The backward engine, as ``torch.autograd`` runs it: the core's engine (``minigrad/core/engine.py``)
 with PyTorch's own ready queue, so that nodes ready at the same time (the leaves'
-accumulators, which share one sequence number) run, and call their hooks, in PyTorch's order.
+accumulators, which share one sequence number) run, and call their hooks, in PyTorch's order;
+and what code running inside a pass may ask of it (``current_graph_task_id``,
+``will_engine_execute_node``).
 """
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ from minigrad.core.engine import (  # noqa: F401
     _add_to_buffer, _by_ready_queue, _GraphTask, _plan, _run_instrumented, observe, run_backward, topological_order,
     use_order,
 )
-from minigrad.core.instrumented import current_graph_task_id, will_engine_execute_node  # noqa: F401
-from minigrad.core.graph import Node
+from minigrad.core.graph import AccumulateGrad, Node
+from minigrad.core.instrumented import _observers
 
 
 class _ReadyQueue:
@@ -22,6 +24,17 @@ class _ReadyQueue:
     """
 
     __slots__ = ("heap",)
+
+    @staticmethod
+    def ties_seen(accumulators: list[Node]) -> bool:
+        """Whether the order of accumulators ready at the same time can be seen (hooks, an
+        observer): then the engine runs this queue instead of its sort."""
+        if _observers:
+            return True
+        for n in accumulators:
+            if n._pre_hooks is not None or n._node_hooks is not None or n.variable._post_accumulate_grad_hooks:
+                return True
+        return False
 
     def __init__(self) -> None:
         self.heap: list[Node] = []
@@ -60,3 +73,20 @@ class _ReadyQueue:
                 break
             heap[hole], hole = heap[parent], parent
         heap[hole] = node
+
+
+def current_graph_task_id() -> int:
+    """An id for the backward pass now running, or -1 outside backward (as ``torch._C._current_graph_task_id``)."""
+    return -1 if _GraphTask.current is None else _GraphTask.current.id
+
+
+def will_engine_execute_node(node: Node) -> bool:
+    """Whether the pass now running runs (or, in ``autograd.grad``, captures at) ``node``
+    (``torch._C._will_engine_execute_node``: ``register_multi_grad_hook`` counts with it)."""
+    task = _GraphTask.current
+    if task is None:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    if task.plan is not None and task.captures and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return node in task.plan if task.plan is not None else node in task.order

@@ -22,12 +22,11 @@ import contextlib
 from operator import attrgetter
 from typing import Callable, Iterator, Sequence
 
-import numpy as np
-
 from minigrad.core.extension import Extensions
 from minigrad.core.grad_mode import _GradMode
 from minigrad.core.graph import _ACCUMULATE_GRAD_SEQUENCE_NR as _ACCUMULATOR, Node
-from minigrad.core.instrumented import _by_ready_queue, _GraphTask, _observers, _plan, _run_instrumented, _ties_seen
+from minigrad.core.instrumented import (
+    _by_ready_queue, _GraphTask, _NUMPY_IGNORES, _numpy_errors, _observers, _plan, _run_instrumented)
 
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
@@ -58,7 +57,7 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
                 seen.add(child)
                 stack.append(child)
     order = [node for node in roots if node._sequence_nr == _ACCUMULATOR and node not in waiting]
-    if len(order) > 1 and _ties_seen(order):
+    if len(order) > 1 and Extensions.ReadyQueue.ties_seen(order):
         return _by_ready_queue(roots)
     nodes.sort(key=_sequence_nr, reverse=True)
     for node in nodes:
@@ -70,7 +69,7 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
                 if not waiting[child]:
                     order.append(child)
                     ready += 1
-        if ready > 1 and _ties_seen(order[-ready:]):
+        if ready > 1 and Extensions.ReadyQueue.ties_seen(order[-ready:]):
             return _by_ready_queue(roots)
     return order
 
@@ -106,9 +105,6 @@ def observe(callback: Callable[[Node, list, tuple], None]) -> Iterator[None]:
         _observers.remove(callback)
 
 
-# PyTorch computes inf * 0 = nan and friends without a word; so does backward here. (The decorator
-# sets NumPy's error state once per pass: cheaper than a ``with np.errstate(...)`` block.)
-@np.errstate(all="ignore")
 def run_backward(
     roots: Sequence[tuple[Node, int]],
     root_grads: Sequence,
@@ -148,6 +144,7 @@ def run_backward(
     plain = not inputs and Extensions.anomaly is None  # then a node without hooks runs bare
 
     outer_task, _GraphTask.current = _GraphTask.current, task
+    numpy_errors = _numpy_errors.set(_NUMPY_IGNORES)  # PyTorch computes inf * 0 = nan without a word: so does backward
     grad_was_enabled, _GradMode.enabled = _GradMode.enabled, bool(create_graph)  # create_graph records backward
     try:
         for node in order:
@@ -182,6 +179,7 @@ def run_backward(
             input_grads = grad = None  # (only the buffers hold a gradient between nodes: AccumulateGrad may take it)
     finally:
         _GradMode.enabled, _GraphTask.current = grad_was_enabled, outer_task
+        _numpy_errors.reset(numpy_errors)
     return [task.captured.get(edge) for edge in inputs] if inputs and not accumulate else []
 
 

@@ -15,7 +15,8 @@ where its feature could be in play:
   set only while it is on: the engine and ``Function.apply`` check one attribute.
 - ``Extensions.ReadyQueue``: the order among nodes ready at once in backward.
   The core's is ``heapq`` on sequence numbers (newest first); PyTorch's exact
-  heap, which also breaks ties among leaves as PyTorch does, is a layer.
+  heap, which also breaks ties among leaves as PyTorch does, is a layer, and
+  its ``ties_seen`` tells the engine when that order can be seen (hooks).
 - ``Extensions.saved_tensor_hooks``: the ``saved_tensors_hooks`` blocks in force,
   innermost last (``minigrad/autograd/graph.py``): the innermost packs what a node
   saves (``pack(saved, tensor)``) and gives it back in backward (``unpack(saved, node)``).
@@ -41,6 +42,12 @@ class HeapReadyQueue:
 
     def pop(self):
         return heapq.heappop(self.heap)[2]
+
+    @staticmethod
+    def ties_seen(accumulators: list) -> bool:
+        """Whether the order among accumulators ready at once matters: never with this queue, which
+        runs them in the order the engine's sort gives them (the first in, first out)."""
+        return False
 
 
 class Extensions:

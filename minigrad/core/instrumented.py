@@ -6,18 +6,29 @@ on, or the pass computes only some gradients (``autograd.grad``,
 pass's plan says (visit only, capture its gradient), its node pre-hooks, the
 node, its post-hooks, and, in anomaly mode, the checks of ``Extensions.anomaly``.
 Also the long way to the order (``_by_ready_queue``), for when several leaves'
-accumulators are ready at once and hooks or an observer can see their order.
+accumulators are ready at once and ``Extensions.ReadyQueue`` says their order can be seen.
 """
 from __future__ import annotations
 
 import itertools
+
+import numpy as np
 from typing import Callable, Sequence
 
 from minigrad.core.extension import Extensions
-from minigrad.core.graph import AccumulateGrad, Node
+from minigrad.core.graph import Node
 
 
 _observers: list[Callable] = []  # engine.observe's callbacks
+
+try:  # NumPy 2 keeps its error state in a context variable: a pass sets it to "ignore", made once here
+    from numpy._core._ufunc_config import _extobj_contextvar as _numpy_errors
+    with np.errstate(all="ignore"):
+        _NUMPY_IGNORES = _numpy_errors.get()
+except ImportError:  # NumPy 1: np.seterr, which returns what reset needs
+    class _numpy_errors:  # noqa: N801
+        set, reset = staticmethod(np.seterr), staticmethod(lambda old: np.seterr(**old))
+    _NUMPY_IGNORES = "ignore"
 
 
 class _GraphTask:
@@ -33,23 +44,6 @@ class _GraphTask:
     __slots__ = ("id", "accumulates", "plan", "captures", "captured", "order")
     current: "_GraphTask | None" = None
     _ids = itertools.count()
-
-
-def current_graph_task_id() -> int:
-    """An id for the backward pass now running, or -1 outside backward (as ``torch._C._current_graph_task_id``)."""
-    return -1 if _GraphTask.current is None else _GraphTask.current.id
-
-
-def will_engine_execute_node(node: Node) -> bool:
-    """Whether the pass now running runs (or, in ``autograd.grad``, captures at) ``node``
-    (``torch._C._will_engine_execute_node``: ``register_multi_grad_hook`` counts with it)."""
-    task = _GraphTask.current
-    if task is None:
-        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
-    if task.plan is not None and task.captures and isinstance(node, AccumulateGrad):
-        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
-                           "autograd.grad(). This is currently not supported.")
-    return node in task.plan if task.plan is not None else node in task.order
 
 
 def _plan(order: list[Node], targets: set, accumulate: bool) -> dict[Node, bool]:
@@ -145,16 +139,6 @@ def _checked_hook_result(hook: Callable, result, original: Sequence) -> tuple:
         if old is None and new is not None:
             raise RuntimeError("can't replace a None gradient with a non-None value")
     return result
-
-
-def _ties_seen(accumulators: list[Node]) -> bool:
-    """Whether the order of accumulators ready at the same time can be seen."""
-    if _observers:
-        return True
-    for n in accumulators:
-        if n._pre_hooks is not None or n._node_hooks is not None or n.variable._post_accumulate_grad_hooks:
-            return True
-    return False
 
 
 def _by_ready_queue(roots: Sequence[Node]) -> list[Node]:
