@@ -38,7 +38,8 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
     as soon as its last consumer has run. (If several become ready at once and their order can
     be seen, by hooks or an observer, PyTorch's ready queue decides it: ``instrumented.py``.)
     """
-    roots = list(dict.fromkeys(roots)) if len(roots) > 1 else roots  # (each root once, in the order given)
+    several = len(roots) > 1
+    roots = list(dict.fromkeys(roots)) if several else roots  # (each root once, in the order given)
     nodes, waiting = [], {}  # nodes: all but the accumulators; waiting: accumulator -> its edges not run yet
     seen, stack = set(roots), list(roots)
     while stack:
@@ -56,10 +57,13 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
             elif child not in seen:
                 seen.add(child)
                 stack.append(child)
-    order = [node for node in roots if node._sequence_nr == _ACCUMULATOR and node not in waiting]
-    if len(order) > 1 and Extensions.ReadyQueue.ties_seen(order):
-        return _by_ready_queue(roots)
-    nodes.sort(key=_sequence_nr, reverse=True)
+    order = []  # first the roots that are accumulators no node leads to (leaf.backward())
+    if several or roots[0]._sequence_nr == _ACCUMULATOR:
+        order = [node for node in roots if node._sequence_nr == _ACCUMULATOR and node not in waiting]
+        if len(order) > 1 and Extensions.ReadyQueue.ties_seen(order):
+            return _by_ready_queue(roots)
+    if len(nodes) > 1:
+        nodes.sort(key=_sequence_nr, reverse=True)
     for node in nodes:
         order.append(node)
         ready = 0
@@ -129,8 +133,13 @@ def run_backward(
     ``_run_instrumented``, which also runs the nodes with hooks and anomaly mode.
     """
     buffers: dict[Node, list] = {}
-    for (node, output_nr), grad in zip(roots, root_grads):
-        _add_to_buffer(buffers, node, output_nr, grad)
+    if len(roots) == 1:  # (loss.backward(): one root, nothing to sum)
+        (node, output_nr), = roots
+        buffers[node] = [None] * node._num_outputs
+        buffers[node][output_nr] = root_grads[0]
+    else:
+        for (node, output_nr), grad in zip(roots, root_grads):
+            _add_to_buffer(buffers, node, output_nr, grad)
     order = _order_function(list(buffers))
     task = _GraphTask()
     task.id, task.accumulates, task.plan, task.order = next(_GraphTask._ids), not inputs, None, order

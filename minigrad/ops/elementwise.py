@@ -58,11 +58,6 @@ def _binary(numpy_fn, a, b, result_dtype=None) -> Tensor:
     first (``int_tensor * 2.5`` multiplies in float32, where NumPy would in float64 then round)."""
     x = a._data if isinstance(a, Tensor) else a
     y = b._data if isinstance(b, Tensor) else b
-    if (type(y) is float and result_dtype is None and type(x) is np.ndarray and x.dtype.kind == "f"
-            and x.flags.c_contiguous and type(numpy_fn) is np.ufunc):
-        # (a float tensor with a Python float, as in ``x * 2.0``: NumPy's arithmetic computes in the
-        # tensor's dtype and lays the result out as it, all that the lines below would see to)
-        return Tensor._wrap(numpy_fn(x, np.array(y, x.dtype)))
     same = False
     if result_dtype is None:
         # (the common cases, two tensors of one dtype and a float tensor with a Python float,
@@ -171,7 +166,7 @@ def _add(a, b):
 
 
 # A number stays the second input (``2 * x`` is ``Mul(x, 2)``), as PyTorch orders the edges.
-binary_operator("add", "add", _add, _add)
+binary_operator("add", "add", _add, _add, ufunc=np.add)
 
 
 class Rsub(Function):
@@ -261,7 +256,7 @@ def _mul(a, b):
     return Mul.apply(a, b)
 
 
-binary_operator("mul", "mul", _mul, _mul)
+binary_operator("mul", "mul", _mul, _mul, ufunc=np.multiply)
 
 
 @tensor_method("mul_", "__imul__")

@@ -18,12 +18,18 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
 from minigrad._tensor import Tensor, _argument, _operand
+from minigrad.core.grad_mode import _GradMode
 from minigrad.core.extension import TOP_LEVEL, WITHOUT_OUT, tensor_method  # noqa: F401  (the core's op table)
 
 
+FLOAT_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
 def binary_operator(name: str, method: str | None, forward: Callable, reflected: Callable,
-                    top_level: bool = True) -> None:
+                    top_level: bool = True, ufunc: np.ufunc | None = None) -> None:
     """Declare ``Tensor.__<name>__`` (``x + y`` is ``forward(x, y)``), ``Tensor.__r<name>__``
     (``2 + x`` is ``reflected(x, 2)``) and the method form ``Tensor.<method>`` (None: the op declares
     its method itself, as ``div`` does for its ``rounding_mode``).
@@ -32,9 +38,19 @@ def binary_operator(name: str, method: str | None, forward: Callable, reflected:
     operand is NotImplemented, so Python tries the other side, then raises TypeError, as in
     PyTorch. The method form (``x.add(y)``) raises that TypeError itself; ``top_level``
     makes it ``minigrad.<method>`` too.
+
+    ``ufunc``: the NumPy ufunc that ``forward`` computes when nothing records. Then, with grad
+    mode off (every op a backward or a custom Function's forward runs), a row-major float tensor
+    and a Python float, as in ``grad * 2.0``, go straight to it: NumPy computes in the tensor's
+    dtype and lays the result out as the tensor, all that ``forward``'s rules would see to.
     """
     def operator(self, other):
-        if type(other) is not Tensor and type(other) is not float:  # (the usual cases need no look)
+        if type(other) is float:
+            if ufunc is not None and not _GradMode.enabled and type(self) is Tensor:
+                x = self._data
+                if x.flags.c_contiguous and x.dtype in FLOAT_DTYPES:
+                    return Tensor._wrap(ufunc(x, np.array(other, x.dtype)))  # (a 0-d array: quicker than a float)
+        elif type(other) is not Tensor:  # (the usual cases need no look)
             other = _operand(other)
             if other is NotImplemented:
                 return NotImplemented
