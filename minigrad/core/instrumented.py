@@ -11,9 +11,9 @@ accumulators are ready at once and ``Extensions.ReadyQueue`` says their order ca
 from __future__ import annotations
 
 import itertools
+from typing import Callable, Sequence
 
 import numpy as np
-from typing import Callable, Sequence
 
 from minigrad.core.extension import Extensions
 from minigrad.core.graph import Node

@@ -171,8 +171,8 @@ class Tensor:
         elif (type(gradient) is not Tensor or inputs is not None or not self._requires_grad
               or gradient._data.shape != data.shape or gradient._data.dtype != data.dtype):
             return _differentiate.backward(self, gradient, retain_graph, create_graph, inputs)  # (checks, then runs)
-        edge = (self._grad_fn, self._output_nr) if self._grad_fn is not None and self._view_meta is None else self._edge()
-        _differentiate.run_backward([edge], [gradient], create_graph if retain_graph is None else retain_graph, create_graph)
+        _differentiate.run_backward([self._edge()], [gradient], create_graph if retain_graph is None else retain_graph,
+                                    create_graph)
 
     def detach(self) -> "Tensor":
         """The same values (shared memory and version), cut from the graph."""
