@@ -11,7 +11,7 @@ from minigrad.core.engine import (  # noqa: F401
     use_order,
 )
 from minigrad.core.graph import AccumulateGrad, Node
-from minigrad.core.instrumented import _observers
+from minigrad.core.instrumented import _observers, _running
 
 
 class _ReadyQueue:
@@ -77,13 +77,13 @@ class _ReadyQueue:
 
 def current_graph_task_id() -> int:
     """An id for the backward pass now running, or -1 outside backward (as ``torch._C._current_graph_task_id``)."""
-    return -1 if _GraphTask.current is None else _GraphTask.current.id
+    return -1 if _running[0] is None else _running[0].id
 
 
 def will_engine_execute_node(node: Node) -> bool:
     """Whether the pass now running runs (or, in ``autograd.grad``, captures at) ``node``
     (``torch._C._will_engine_execute_node``: ``register_multi_grad_hook`` counts with it)."""
-    task = _GraphTask.current
+    task = _running[0]
     if task is None:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
     if task.plan is not None and task.captures and isinstance(node, AccumulateGrad):

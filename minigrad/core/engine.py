@@ -26,7 +26,7 @@ from minigrad.core.extension import Extensions
 from minigrad.core.grad_mode import _GradMode
 from minigrad.core.graph import _ACCUMULATE_GRAD_SEQUENCE_NR as _ACCUMULATOR, Node
 from minigrad.core.instrumented import (
-    _by_ready_queue, _GraphTask, _NUMPY_IGNORES, _numpy_errors, _observers, _plan, _run_instrumented)
+    _by_ready_queue, _GraphTask, _NUMPY_IGNORES, _numpy_errors, _observers, _plan, _run_instrumented, _running)
 
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
@@ -152,7 +152,7 @@ def run_backward(
         task.captured = {}
     plain = not inputs and Extensions.anomaly is None  # then a node without hooks runs bare
 
-    outer_task, _GraphTask.current = _GraphTask.current, task
+    outer_task, _running[0] = _running[0], task
     numpy_errors = _numpy_errors.set(_NUMPY_IGNORES)  # PyTorch computes inf * 0 = nan without a word: so does backward
     grad_was_enabled, _GradMode.enabled = _GradMode.enabled, bool(create_graph)  # create_graph records backward
     try:
@@ -187,7 +187,7 @@ def run_backward(
                         slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
             input_grads = grad = None  # (only the buffers hold a gradient between nodes: AccumulateGrad may take it)
     finally:
-        _GradMode.enabled, _GraphTask.current = grad_was_enabled, outer_task
+        _GradMode.enabled, _running[0] = grad_was_enabled, outer_task
         _numpy_errors.reset(numpy_errors)
     return [task.captured.get(edge) for edge in inputs] if inputs and not accumulate else []
 

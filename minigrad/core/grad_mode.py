@@ -12,9 +12,15 @@ import inspect
 from typing import Callable
 
 
-class _GradMode:
-    enabled = True
-    inference = False  # inside inference_mode (minigrad.autograd.grad_mode), which also turns recording off
+class _GradModeState:
+    """The switch is an object's slot, not a class attribute: Python reads a slot faster, and every
+    write to a class attribute empties the caches of the lookups on that class."""
+
+    __slots__ = ("enabled", "inference")  # inference: inside inference_mode (minigrad.autograd.grad_mode)
+
+
+_GradMode = _GradModeState()
+_GradMode.enabled, _GradMode.inference = True, False  # (inference_mode also turns recording off)
 
 
 def is_grad_enabled() -> bool:

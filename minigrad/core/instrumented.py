@@ -32,9 +32,9 @@ except ImportError:  # NumPy 1: np.seterr, which returns what reset needs
 
 
 class _GraphTask:
-    """The backward pass now running, so code called from a node (checkpoint) can tell passes apart.
+    """A backward pass, so code called from a node (checkpoint) can tell passes apart.
 
-    ``run_backward`` makes one per pass and sets ``current`` itself, without a
+    ``run_backward`` makes one per pass and sets ``_running[0]`` itself, without a
     context manager: this is on the path of every backward. A pass given
     ``inputs`` also keeps here what decides which nodes run (``plan``), and the
     gradients it returns (``captured``, for the nodes in ``captures``).
@@ -42,8 +42,12 @@ class _GraphTask:
 
     # accumulates: False for autograd.grad and backward(inputs=...); order: the nodes the pass visits
     __slots__ = ("id", "accumulates", "plan", "captures", "captured", "order")
-    current: "_GraphTask | None" = None
     _ids = itertools.count()
+
+
+# The pass now running, or None: a list's item, not a class attribute (Python would empty the caches
+# of every lookup on a class each time one of its attributes is written, twice per pass).
+_running: list = [None]
 
 
 def _plan(order: list[Node], targets: set, accumulate: bool) -> dict[Node, bool]:

@@ -232,7 +232,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        task = engine._GraphTask.current
+        task = engine._running[0]
         if task is not None and not task.accumulates:
             raise RuntimeError(
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an "
