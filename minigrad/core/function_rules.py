@@ -24,7 +24,7 @@ class CheckedSavedTensor(_graph.SavedTensor):
     __slots__ = ("had_history",)
 
     def __init__(self, tensor, output_nr: int | None) -> None:  # (SavedTensor.__init__'s lines, inlined: one per saved tensor)
-        counter = tensor._version_counter
+        counter = tensor._counter or tensor._version_counter  # (the property makes one the first time)
         if counter.inference:
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a "
                                "clone to get a normal tensor and use it in autograd.")
