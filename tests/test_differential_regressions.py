@@ -658,3 +658,11 @@ def test_a_product_whose_saved_operand_no_longer_broadcasts_raises_runtime_error
            ("unary", "abs", 0), ("backward", 1, 0, None, True, None), ("multi", "chunk", 0, (2, 0), 2),
            ("unary", "abs", 0), leaf((), False), leaf((), False), ("set_data", 2, 5),
            ("backward", 3, 0, None, False, None)])
+
+
+def test_a_gradient_through_a_view_taken_again_is_a_view_made_in_no_grad_mode():
+    # long run at 68ea23d: a view whose base changed in place under no_grad gets AsStridedBackward0; PyTorch's
+    # gradient through it is a view of a new 1-d buffer, made in backward (no_grad mode), so an in-place op
+    # on it with an operand that requires grad raises, as for a plain view's gradient; minigrad's was a new tensor
+    check([leaf(), ("view", "reshape", 0, ((1,),)), ("inplace", "add_", 0, 0, None, True),
+           ("grad", 1, [0], 0, None, False, False), leaf((), False), ("inplace", "add_", 2, 0, None, False)])

@@ -74,7 +74,12 @@ class AsStrided(Function):
             # PyTorch's as_strided_backward: a view with no elements gives new row-major zeros, a
             # constant (so a leaf's .grad from it does not require grad, even under create_graph)
             return Tensor._wrap(np.zeros(ctx.shape, grad._data.dtype)), None
-        return AsStridedScatter.apply(grad, ctx.steps, ctx.shape, ctx.order), None
+        full = AsStridedScatter.apply(grad, ctx.steps, ctx.shape, ctx.order)
+        # As PyTorch's as_strided_backward, the gradient is a view of a new 1-d buffer (in the base's
+        # memory order): made in backward, it is a view made in no_grad mode unless create_graph.
+        order = ctx.order
+        buffer = full.permute(order).reshape(-1).clone()
+        return buffer.view([ctx.shape[d] for d in order]).permute(tuple(np.argsort(order).tolist())), None
 
 
 class AsStridedScatter(Function):
