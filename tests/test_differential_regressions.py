@@ -666,3 +666,10 @@ def test_a_gradient_through_a_view_taken_again_is_a_view_made_in_no_grad_mode():
     # on it with an operand that requires grad raises, as for a plain view's gradient; minigrad's was a new tensor
     check([leaf(), ("view", "reshape", 0, ((1,),)), ("inplace", "add_", 0, 0, None, True),
            ("grad", 1, [0], 0, None, False, False), leaf((), False), ("inplace", "add_", 2, 0, None, False)])
+
+
+def test_huber_loss_backward_refuses_an_input_whose_data_changed_dtype():
+    # long run at d2312d8: huber_loss(x, x), then x.data of another dtype; PyTorch's backward kernel needs
+    # the gradient, the input and the target in one dtype and raises; minigrad's computed in the new one
+    check([leaf((2,)), ("loss", "huber_loss", 0, 0, "mean"), ("node_hook", 1, "pre", None),
+           leaf((2,), False, 0, "float32"), ("set_data", 0, 2), ("backward", 1, 0, None, True, None)])

@@ -188,6 +188,11 @@ class HuberLoss(Function):
                 f"huber_loss backward: input is {input.dtype} but target is {target.dtype}; "
                 f"convert one, e.g. huber_loss(input, target.to(input.dtype))"
             )
+        if grad.dtype != input.dtype:  # (PyTorch's kernel: "Found dtype Double but expected Float")
+            raise RuntimeError(
+                f"huber_loss backward: the gradient is {grad.dtype} but the input is now {input.dtype}: its .data "
+                "was given another dtype after forward; give .data a tensor of the dtype it had"
+            )
         delta = ctx.delta
         g = spread(grad, ctx.reduction, input.shape)  # each gradient from its own difference (see MseLoss)
         need_input, need_target = ctx.needs_input_grad[:2]
