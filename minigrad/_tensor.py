@@ -129,7 +129,10 @@ class _TensorAPI:
         if self._requires_grad and value._data.dtype.kind not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         if value._data.dtype != self._data.dtype:  # as PyTorch: a leaf's next graph gets a new accumulator,
-            self._grad_accumulator = None  # and a graph recorded before leads to the old one, not to this tensor
+            old = self._grad_accumulator and self._grad_accumulator()  # and a graph recorded before leads to the old
+            if old is not None:  # one, which still runs this tensor's hooks, even those registered later (as PyTorch's,
+                old._pre_hooks = ()  # which reads them from the tensor): register_hook marks only the live one
+            self._grad_accumulator = None
         self._data = value._data
 
     def __format__(self, format_spec: str) -> str:
