@@ -681,3 +681,11 @@ def test_a_hook_registered_after_data_changed_dtype_runs_at_the_old_accumulator(
     # after the change; minigrad's old accumulator did not know x had hooks
     check([leaf((2,)), ("shape_op", "flip", 0, ((0,),)), ("node_hook", 1, "pre", None),
            leaf((2,), False, 0, "float32"), ("set_data", 0, 2), ("hook", 0, None), ("backward", 1, 0, None, True, None)])
+
+
+def test_a_non_leaf_input_of_backward_whose_node_leads_nowhere_computes_nothing():
+    # long run at 014b053: backward(inputs=[y]) runs y's node (its hooks are called), but as PyTorch's
+    # generated nodes compute only the gradients of edges that lead on, huber_loss's backward kernel is
+    # never called, so x.data's new dtype does not make it raise; minigrad's computed them, then dropped them
+    check([leaf((2,)), ("loss", "huber_loss", 0, 0, "mean"), ("node_hook", 1, "pre", None),
+           leaf((2,), False, 0, "float32"), ("set_data", 0, 2), ("backward", 1, 0, None, True, [1])])

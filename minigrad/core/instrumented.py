@@ -70,8 +70,7 @@ def _run_instrumented(node: Node, grads: list | None, task: _GraphTask) -> tuple
     """Run one node the long way: its tensor hooks, then, in a pass given inputs, what ``task.plan``
     says (visit only, capture its gradient), its node hooks and, in anomaly mode, its NaN check
     and forward traceback. None if the node does not run."""
-    plan = task.plan
-    reached = grads is not None
+    plan, reached = task.plan, grads is not None
     if not reached:  # as in PyTorch, still visited: its tensor hooks get None
         grads = [None] * node._num_outputs
     if plan is not None:
@@ -83,9 +82,11 @@ def _run_instrumented(node: Node, grads: list | None, task: _GraphTask) -> tuple
         if node in task.captures:
             _capture(task.captured, node, grads)  # before its tensor hooks, which run with the node
     grads = node._call_pre_hooks(grads)
-    if not reached and not node._custom and all(g is None for g in grads):
-        # No gradient in, none out: a built-in op's node computes nothing, but as in PyTorch it checks
-        # its saved tensors and its node hooks are called, with None (a custom Function's node runs).
+    if not node._custom and (not reached and all(g is None for g in grads) or plan is not None and node.next_functions
+                             and not any(child in plan for child, _ in node.next_functions)):
+        # No gradient in, or none of its edges leads on (a non-leaf of backward(inputs=...)): a built-in op's
+        # node computes nothing, but as in PyTorch it checks its saved tensors and its node hooks are called,
+        # with None (a custom Function's node runs).
         node._run_without_gradient()
         return _run_with_node_hooks(node, grads, plan, compute=False)
     if Extensions.anomaly is None:
