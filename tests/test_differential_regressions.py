@@ -689,3 +689,10 @@ def test_a_non_leaf_input_of_backward_whose_node_leads_nowhere_computes_nothing(
     # never called, so x.data's new dtype does not make it raise; minigrad's computed them, then dropped them
     check([leaf((2,)), ("loss", "huber_loss", 0, 0, "mean"), ("node_hook", 1, "pre", None),
            leaf((2,), False, 0, "float32"), ("set_data", 0, 2), ("backward", 1, 0, None, True, [1])])
+
+
+def test_a_gradient_that_does_not_fit_grad_whose_data_changed_shape_raises_runtime_error():
+    # long run at b4503b2: x.grad's .data given another shape, then a second backward adds into it in place;
+    # PyTorch's in-place add raises RuntimeError, minigrad's let NumPy's ValueError out
+    check([leaf((1,)), ("backward", 0, 0, None, True, None), leaf((), False), ("take_grad", 0),
+           ("set_data", 2, 1), ("backward", 0, 0, None, False, None)])

@@ -1,6 +1,7 @@
 """``Function``, as ``torch.autograd.function``: the core's ``Function`` and its ctx
-(``minigrad/core/function.py``), plus ``once_differentiable`` and the two classes
-PyTorch keeps from 0.x (``InplaceFunction``, ``NestedIOFunction``).
+(``minigrad/core/function.py``), plus ``once_differentiable``, the two classes
+PyTorch keeps from 0.x (``InplaceFunction``, ``NestedIOFunction``) and its rules for the 0.x
+style (``saved_variables``; an instance warns, calling it is refused).
 """
 from __future__ import annotations
 
@@ -20,6 +21,30 @@ def _saved_variables(self) -> tuple:
 
 
 FunctionCtx.saved_variables = property(_saved_variables)
+
+
+def _warn_instantiated(self, *args, **kwargs) -> None:
+    """``Function.__init__``: instances are PyTorch 0.x's style; ``apply`` is called on the class."""
+    warnings.warn(
+        f"{type(self).__name__} should not be instantiated. Methods on autograd functions are "
+        "all static, so you should invoke them on the class itself.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+
+
+def _refuse_instance_call(self, *args, **kwargs):
+    """``Function.__call__``: calling an instance (the 0.x style) is refused, as in PyTorch."""
+    raise RuntimeError(
+        "Legacy autograd function with non-static forward method is deprecated. Please use "
+        "new-style autograd function with static forward method: call "
+        f"{type(self).__name__}.apply(...) on the class, not on an instance. (For the old "
+        "instance style, subclass minigrad.autograd.StatefulFunction.)"
+    )
+
+
+# PyTorch 0.x's instance style: an instance warns, calling one is refused (StatefulFunction keeps the style)
+Function.__init__, Function.__call__ = _warn_instantiated, _refuse_instance_call
 
 
 def once_differentiable(backward):

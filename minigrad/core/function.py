@@ -43,7 +43,7 @@ from minigrad.core import graph as _graph  # (_graph.Tensor: the registered tens
 from minigrad.core.extension import Extensions
 from minigrad.core.function_rules import (
     CheckedSavedTensor, _apply_unrecorded, _bind_keywords, _has_defaults, _index_of, _mark_dirty_outputs,
-    _pick_backward, _refuse_instance_call, _unrecorded_outputs, _warn_instantiated, connect_output,
+    _pick_backward, _unrecorded_outputs, connect_output,
     validate_grads,
 )
 from minigrad.core.grad_mode import _GradMode
@@ -148,7 +148,6 @@ class Function:
             "_custom": cls._custom, "_operands": cls._operands, "_all_gradients": cls._all_gradients,
         })
 
-    __init__, __call__ = _warn_instantiated, _refuse_instance_call  # PyTorch 0.x's instance style (function_rules)
 
 class FunctionCtx(Node):
     """The ``ctx`` of one call of a Function, and that call's node in the graph.

@@ -218,25 +218,6 @@ def _alias(t):
     return t.detach() if Extensions.views is None else Extensions.views.alias(t)
 
 
-def _warn_instantiated(self, *args, **kwargs) -> None:
-    """``Function.__init__``: instances are PyTorch 0.x's style; ``apply`` is called on the class."""
-    warnings.warn(
-        f"{type(self).__name__} should not be instantiated. Methods on autograd functions are "
-        "all static, so you should invoke them on the class itself.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-
-def _refuse_instance_call(self, *args, **kwargs):
-    """``Function.__call__``: calling an instance (the 0.x style) is refused, as in PyTorch."""
-    raise RuntimeError(
-        "Legacy autograd function with non-static forward method is deprecated. Please use "
-        "new-style autograd function with static forward method: call "
-        f"{type(self).__name__}.apply(...) on the class, not on an instance. (For the old "
-        "instance style, subclass minigrad.autograd.StatefulFunction.)"
-    )
-
-
 def _pick_backward(cls: type, Function: type):
     """The method the node calls: ``backward``, or ``vjp`` (its PyTorch alias), not both."""
     if cls.backward is not Function.backward and cls.vjp is not Function.vjp:

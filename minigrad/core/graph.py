@@ -186,7 +186,12 @@ class AccumulateGrad(Node):
             else:
                 variable._grad = type(grad)._wrap(data.copy())
         else:
-            current._data += grad._data  # in place, as PyTorch: every alias of .grad sees the sum
+            try:
+                current._data += grad._data  # in place, as PyTorch: every alias of .grad sees the sum
+            except ValueError:  # (NumPy's broadcasting error: PyTorch raises RuntimeError)
+                raise RuntimeError(f"a gradient of shape {list(grad._data.shape)} cannot be added into .grad of "
+                                   f"shape {list(current._data.shape)} (its .data was given another shape): set "
+                                   ".grad = None first") from None
             current._version_counter.value += 1
 
 
