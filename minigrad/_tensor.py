@@ -128,10 +128,13 @@ class _TensorAPI:
                             "minigrad.tensor(...) first")
         if self._requires_grad and value._data.dtype.kind not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
-        if value._data.dtype != self._data.dtype:  # as PyTorch: a leaf's next graph gets a new accumulator,
-            old = self._grad_accumulator and self._grad_accumulator()  # and a graph recorded before leads to the old
-            if old is not None:  # one, which still runs this tensor's hooks, even those registered later (as PyTorch's,
-                old._pre_hooks = ()  # which reads them from the tensor): register_hook marks only the live one
+        if value._data.dtype != self._data.dtype:
+            # As PyTorch: a leaf's next graph gets a new accumulator, and a graph recorded before leads to the old
+            # one, which still runs this tensor's hooks, even those registered later (PyTorch's reads them from the
+            # tensor). register_hook tells only the live accumulator that there are hooks: tell the old one here.
+            old = self._grad_accumulator and self._grad_accumulator()
+            if old is not None:
+                old._pre_hooks = ()
             self._grad_accumulator = None
         self._data = value._data
 
